@@ -1,0 +1,551 @@
+//! Command-line parsing for both MirrorMaker 1 eras (0.8 and 0.9–3.9).
+//!
+//! Two stages, as ripgrep does: [`parse`] turns the raw argument list into
+//! [`Options`] (plain values, validated, no I/O), and the pipeline later
+//! builds clients, filters and channels from them.
+//!
+//! MM1 used joptsimple, which accepts `--opt value`, `--opt=value` and
+//! `-opt value`, and takes the next token as the value even when it starts
+//! with a dash. Commands copied from web pages also arrive with en dashes
+//! (`–whitelist`) and curly quotes (`”.*”`). [`normalise_args`] rewrites all
+//! of these into the form clap understands and reports every rewrite, so the
+//! user can fix the command line for good.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+/// The built-in message handlers (MM1 loaded Java classes instead).
+pub const HANDLERS: &[&str] = &["identity", "topic-rename", "topic-prefix", "partition-preserving"];
+
+/// Every long option MM1 or we accept, with whether it takes a value.
+/// Used to recognise the single-dash and dash-mangled spellings.
+const LONG_OPTIONS: &[(&str, bool)] = &[
+    ("consumer.config", true),
+    ("producer.config", true),
+    ("whitelist", true),
+    ("include", true),
+    ("blacklist", true),
+    ("num.streams", true),
+    ("num.producers", true),
+    ("queue.size", true),
+    ("offset.commit.interval.ms", true),
+    ("abort.on.send.failure", true),
+    ("message.handler", true),
+    ("message.handler.args", true),
+    ("consumer.rebalance.listener", true),
+    ("rebalance.listener.args", true),
+    ("new.consumer", false),
+    ("new.producer", false),
+    ("topic.refresh.interval.ms", true),
+    ("drain.timeout.ms", true),
+    ("demo", false),
+    ("help", false),
+    ("version", false),
+];
+
+/// What the user asked for, validated but not yet turned into clients.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub consumer_configs: Vec<PathBuf>,
+    pub producer_config: PathBuf,
+    /// The include pattern as given (normalised later by the filter).
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+    pub num_streams: usize,
+    pub num_producers: usize,
+    pub queue_size: usize,
+    /// `None` when not given on the command line, so a properties file's
+    /// auto-commit interval may stand in for it.
+    pub offset_commit_interval_ms: Option<u64>,
+    pub abort_on_send_failure: bool,
+    pub handler: HandlerSpec,
+    pub topic_refresh_interval_ms: u64,
+    pub drain_timeout_ms: u64,
+    /// Lines to log once logging is up: rewrites, deprecated or no-op options.
+    pub notices: Vec<String>,
+}
+
+pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
+pub const DEFAULT_TOPIC_REFRESH_INTERVAL_MS: u64 = 30_000;
+pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
+
+/// A built-in message handler and its argument string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerSpec {
+    pub name: String,
+    pub args: Option<String>,
+}
+
+/// What the process should do.
+#[derive(Debug)]
+pub enum Invocation {
+    Run(Options),
+    Demo,
+    /// Text for stdout, then exit 0 (`--help`, `--version`).
+    Print(String),
+}
+
+/// A usage error: the message says what is wrong and what to write instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\nRun 'mirror-maker --help' for every option.", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn command() -> Command {
+    let value = |name: &'static str, help: &'static str| {
+        Arg::new(name).long(name).value_name("VALUE").help(help).allow_hyphen_values(true).action(ArgAction::Set)
+    };
+    Command::new("mirror-maker")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Mirror Kafka topics from one or more source clusters to a target cluster, losing nothing.\nA drop-in replacement for kafka-mirror-maker.sh (kafka.tools.MirrorMaker).")
+        .disable_version_flag(true)
+        .disable_help_flag(true)
+        .arg(
+            Arg::new("consumer.config")
+                .long("consumer.config")
+                .value_name("FILE")
+                .help("Consumer properties of a source cluster (its group.id is the group). Repeat for several source clusters.")
+                .allow_hyphen_values(true)
+                .action(ArgAction::Append),
+        )
+        .arg(value("producer.config", "Producer properties of the target cluster.").value_name("FILE"))
+        .arg(value("whitelist", "Topics to mirror: a Java regex, full match; ',' separates alternatives. Deprecated name of --include.").value_name("REGEX"))
+        .arg(value("include", "Topics to mirror (same as --whitelist, the Kafka 3.x name).").value_name("REGEX"))
+        .arg(value("blacklist", "Topics never to mirror; with --include: include minus exclude.").value_name("REGEX"))
+        .arg(value("num.streams", "Consumer threads per source cluster, each with its own consumer in the group. Default 1.").value_name("N"))
+        .arg(value("num.producers", "Producer workers writing to the target, each with its own producer. Default 1.").value_name("N"))
+        .arg(value("queue.size", "Records buffered per producer worker before consumers pause (backpressure). Default 10000.").value_name("N"))
+        .arg(value("offset.commit.interval.ms", "How often acknowledged offsets are committed to the source. Default 60000.").value_name("MS"))
+        .arg(value("abort.on.send.failure", "true: a record the target rejects for good stops the mirror (exit 255); false: it is skipped, logged and counted. Default true.").value_name("BOOL"))
+        .arg(value("message.handler", "Built-in handler: identity (default), topic-rename, topic-prefix, partition-preserving.").value_name("NAME"))
+        .arg(value("message.handler.args", "Handler argument: topic-rename 'src:dst,src2:dst2'; topic-prefix 'prefix.'.").value_name("ARGS"))
+        .arg(value("consumer.rebalance.listener", "Not supported (Java classes cannot be loaded).").value_name("CLASS").hide(true))
+        .arg(value("rebalance.listener.args", "Not supported.").value_name("ARGS").hide(true))
+        .arg(Arg::new("new.consumer").long("new.consumer").action(ArgAction::SetTrue).help("Accepted for compatibility; no effect."))
+        .arg(Arg::new("new.producer").long("new.producer").action(ArgAction::SetTrue).help("Accepted for compatibility; no effect."))
+        .arg(value("topic.refresh.interval.ms", "How often source topics are listed to find new matching topics. Default 30000.").value_name("MS"))
+        .arg(value("drain.timeout.ms", "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default 60000.").value_name("MS"))
+        .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
+        .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
+        .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
+        .arg(Arg::new("stray").num_args(0..).action(ArgAction::Append).hide(true).allow_hyphen_values(false))
+}
+
+/// The option name a dash-mangled or single-dash token stands for, if any.
+fn known_option(name: &str) -> Option<(&'static str, bool)> {
+    LONG_OPTIONS.iter().copied().find(|(n, _)| *n == name)
+}
+
+const DASHES: &[char] = &['\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}', '\u{2212}'];
+const CURLY_QUOTES: &[char] = &['\u{201C}', '\u{201D}', '\u{201E}', '\u{2018}', '\u{2019}', '\u{201A}', '\u{00AB}', '\u{00BB}'];
+
+/// Rewrites joptsimple-style and typographically mangled arguments into
+/// `--name[=value]` tokens. Returns the tokens and one notice per rewrite.
+pub fn normalise_args(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut out = Vec::with_capacity(args.len());
+    let mut notices = Vec::new();
+    for arg in args {
+        let mut fixed = arg.clone();
+        // An en dash, em dash or minus sign at the start: a word processor's `--`.
+        let trimmed = fixed.trim_start_matches(|c| DASHES.contains(&c) || c == '-');
+        let lead = &fixed[..fixed.len() - trimmed.len()];
+        if !lead.is_empty() {
+            let (name, value) = match trimmed.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (trimmed, None),
+            };
+            if known_option(name).is_some() && lead != "--" {
+                let rebuilt = match value {
+                    Some(v) => format!("--{name}={v}"),
+                    None => format!("--{name}"),
+                };
+                if lead.chars().any(|c| DASHES.contains(&c)) {
+                    notices.push(format!("'{arg}' has a typographic dash (pasted from a web page?); read it as '{rebuilt}'"));
+                }
+                fixed = rebuilt;
+            }
+        }
+        // Curly quotes the shell did not remove: strip them from both ends.
+        let stripped = strip_curly(&fixed);
+        if stripped != fixed {
+            notices.push(format!("'{fixed}' has typographic quotes (pasted from a web page?); read it as '{stripped}'"));
+            fixed = stripped;
+        }
+        out.push(fixed);
+    }
+    (out, notices)
+}
+
+fn strip_curly(s: &str) -> String {
+    match s.split_once('=') {
+        Some((name, value)) if name.starts_with("--") => {
+            format!("{name}={}", value.trim_matches(|c| CURLY_QUOTES.contains(&c)))
+        }
+        _ => s.trim_matches(|c| CURLY_QUOTES.contains(&c)).to_string(),
+    }
+}
+
+/// Parses the arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
+    if args.is_empty() {
+        return Err(UsageError(format!(
+            "missing required options --consumer.config and --producer.config\n\n{}",
+            command().render_usage()
+        )));
+    }
+    let (args, mut notices) = normalise_args(args);
+    let argv = std::iter::once(OsString::from("mirror-maker")).chain(args.iter().map(OsString::from));
+    let m = command().try_get_matches_from(argv).map_err(|e| UsageError(clap_message(&e)))?;
+
+    if m.get_flag("help") {
+        return Ok(Invocation::Print(command().render_long_help().to_string()));
+    }
+    if m.get_flag("version") {
+        return Ok(Invocation::Print(format!("mirror-maker {}\n", env!("CARGO_PKG_VERSION"))));
+    }
+    if m.get_flag("demo") {
+        return Ok(Invocation::Demo);
+    }
+    if let Some(class) = m.get_one::<String>("consumer.rebalance.listener") {
+        return Err(UsageError(format!(
+            "--consumer.rebalance.listener {class}: Java rebalance listeners cannot be loaded by this native mirror. \
+             Remove the option (and --rebalance.listener.args); on revocation, in-flight records are drained and committed before partitions are released."
+        )));
+    }
+    if m.get_one::<String>("rebalance.listener.args").is_some() {
+        return Err(UsageError(
+            "--rebalance.listener.args is only meaningful with --consumer.rebalance.listener, which is not supported; remove it.".into(),
+        ));
+    }
+    for flag in ["new.consumer", "new.producer"] {
+        if m.get_flag(flag) {
+            notices.push(format!("--{flag} has no effect: the modern Kafka protocol is always used"));
+        }
+    }
+    if let Some(stray) = m.get_many::<String>("stray") {
+        for word in stray {
+            notices.push(format!(
+                "ignoring the stray argument '{word}' as MM1 did; if it was meant as part of a pattern, quote the whole pattern, e.g. --whitelist 'a|b'"
+            ));
+        }
+    }
+
+    let consumer_configs: Vec<PathBuf> =
+        m.get_many::<String>("consumer.config").map(|v| v.map(PathBuf::from).collect()).unwrap_or_default();
+    if consumer_configs.is_empty() {
+        return Err(UsageError("missing required option --consumer.config FILE (the source cluster's consumer properties)".into()));
+    }
+    let producer_config = m
+        .get_one::<String>("producer.config")
+        .map(PathBuf::from)
+        .ok_or_else(|| UsageError("missing required option --producer.config FILE (the target cluster's producer properties)".into()))?;
+
+    let whitelist = m.get_one::<String>("whitelist").cloned();
+    let include_opt = m.get_one::<String>("include").cloned();
+    let include = match (include_opt, whitelist) {
+        (Some(i), Some(w)) => {
+            notices.push(format!("--whitelist '{w}' is ignored because --include '{i}' is given (as in Kafka 3.x)"));
+            Some(i)
+        }
+        (i, w) => i.or(w),
+    };
+    let exclude = m.get_one::<String>("blacklist").cloned();
+    if include.is_none() && exclude.is_none() {
+        return Err(UsageError(
+            "include list must be specified: add --whitelist REGEX (or --include REGEX), e.g. --whitelist '.*' to mirror every topic".into(),
+        ));
+    }
+
+    let num_streams = positive(&m, "num.streams", 1)?;
+    let num_producers = positive(&m, "num.producers", 1)?;
+    let queue_size = positive(&m, "queue.size", 10_000)?;
+    let offset_commit_interval_ms = optional_ms(&m, "offset.commit.interval.ms")?;
+    let topic_refresh_interval_ms = optional_ms(&m, "topic.refresh.interval.ms")?.unwrap_or(DEFAULT_TOPIC_REFRESH_INTERVAL_MS);
+    if topic_refresh_interval_ms == 0 {
+        return Err(UsageError("--topic.refresh.interval.ms must be at least 1".into()));
+    }
+    let drain_timeout_ms = optional_ms(&m, "drain.timeout.ms")?.unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS);
+    let abort_on_send_failure = match m.get_one::<String>("abort.on.send.failure") {
+        None => true,
+        Some(v) => parse_bool(v).ok_or_else(|| {
+            UsageError(format!("--abort.on.send.failure '{v}' is not a boolean; write true (stop on a rejected record) or false (skip and count it)"))
+        })?,
+    };
+
+    let handler = handler_spec(&m)?;
+    Ok(Invocation::Run(Options {
+        consumer_configs,
+        producer_config,
+        include,
+        exclude,
+        num_streams,
+        num_producers,
+        queue_size,
+        offset_commit_interval_ms,
+        abort_on_send_failure,
+        handler,
+        topic_refresh_interval_ms,
+        drain_timeout_ms,
+        notices,
+    }))
+}
+
+/// Scala's `toBoolean`: true or false in any case, nothing else.
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+fn positive(m: &ArgMatches, name: &str, default: usize) -> Result<usize, UsageError> {
+    match m.get_one::<String>(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(UsageError(format!("--{name} '{v}' must be a whole number of at least 1"))),
+        },
+    }
+}
+
+fn optional_ms(m: &ArgMatches, name: &str) -> Result<Option<u64>, UsageError> {
+    match m.get_one::<String>(name) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| UsageError(format!("--{name} '{v}' must be a whole number of milliseconds (0 or more)"))),
+    }
+}
+
+fn handler_spec(m: &ArgMatches) -> Result<HandlerSpec, UsageError> {
+    let args = m.get_one::<String>("message.handler.args").cloned();
+    let name = match m.get_one::<String>("message.handler") {
+        None => "identity".to_string(),
+        Some(n) => n.trim().to_string(),
+    };
+    if !HANDLERS.contains(&name.as_str()) {
+        let hint = if name.contains('.') && name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+            " Java handler classes cannot be loaded by this native mirror; pick the built-in that does the same job"
+        } else {
+            ""
+        };
+        return Err(UsageError(format!(
+            "--message.handler '{name}' is not a built-in handler.{hint}: {} (topic-rename takes --message.handler.args 'src:dst,src2:dst2', topic-prefix takes the prefix)",
+            HANDLERS.join(", ")
+        )));
+    }
+    Ok(HandlerSpec { name, args })
+}
+
+/// Turns clap's error into one that names the option and the fix.
+fn clap_message(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let hint = if text.contains("--whitel") || text.contains("--incl") {
+                " (abbreviated option names are not accepted, as in MM1 since 0.11)"
+            } else {
+                ""
+            };
+            format!("{first}{hint}\n\n{}", command().render_usage())
+        }
+        ErrorKind::ArgumentConflict => first,
+        _ => format!("{first}\n\n{}", command().render_usage()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run(list: &[&str]) -> Options {
+        match parse(&args(list)).expect("parse") {
+            Invocation::Run(o) => o,
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    const BASE: &[&str] = &["--consumer.config", "c.properties", "--producer.config", "p.properties"];
+
+    fn with(extra: &[&str]) -> Vec<String> {
+        let mut v = args(BASE);
+        v.extend(args(extra));
+        v
+    }
+
+    fn run_with(extra: &[&str]) -> Options {
+        let v = with(extra);
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        run(&refs)
+    }
+
+    #[test]
+    fn defaults_match_mm1() {
+        let o = run_with(&["--whitelist", ".*"]);
+        assert_eq!(o.consumer_configs, vec![PathBuf::from("c.properties")]);
+        assert_eq!(o.producer_config, PathBuf::from("p.properties"));
+        assert_eq!(o.include.as_deref(), Some(".*"));
+        assert_eq!(o.exclude, None);
+        assert_eq!((o.num_streams, o.num_producers, o.queue_size), (1, 1, 10_000));
+        assert_eq!(o.offset_commit_interval_ms, None);
+        assert!(o.abort_on_send_failure);
+        assert_eq!(o.handler, HandlerSpec { name: "identity".into(), args: None });
+        assert_eq!(o.topic_refresh_interval_ms, 30_000);
+        assert_eq!(o.drain_timeout_ms, 60_000);
+    }
+
+    #[test]
+    fn equals_form_and_single_dash_parse() {
+        let o = run(&["-consumer.config", "a", "--producer.config=b", "--whitelist=\"t\"", "-num.streams", "3"]);
+        assert_eq!(o.consumer_configs, vec![PathBuf::from("a")]);
+        assert_eq!(o.producer_config, PathBuf::from("b"));
+        assert_eq!(o.include.as_deref(), Some("\"t\""));
+        assert_eq!(o.num_streams, 3);
+    }
+
+    #[test]
+    fn value_may_start_with_a_dash() {
+        let o = run_with(&["--whitelist", "-weird-topic"]);
+        assert_eq!(o.include.as_deref(), Some("-weird-topic"));
+    }
+
+    #[test]
+    fn repeated_consumer_config_gives_several_sources() {
+        let o = run(&["--consumer.config", "a", "--consumer.config", "b", "--producer.config", "p", "--include", "x"]);
+        assert_eq!(o.consumer_configs, vec![PathBuf::from("a"), PathBuf::from("b")]);
+    }
+
+    #[test]
+    fn en_dash_and_curly_quotes_are_accepted_with_a_notice() {
+        let o = run(&["\u{2013}consumer.config", "c", "\u{2014}producer.config", "p", "\u{2013}whitelist", "\u{201D}.*\u{201D}"]);
+        assert_eq!(o.include.as_deref(), Some(".*"));
+        assert_eq!(o.consumer_configs, vec![PathBuf::from("c")]);
+        assert!(o.notices.iter().any(|n| n.contains("typographic dash") && n.contains("--whitelist")), "{:?}", o.notices);
+        assert!(o.notices.iter().any(|n| n.contains("typographic quotes")), "{:?}", o.notices);
+    }
+
+    #[test]
+    fn curly_quotes_in_equals_form() {
+        let o = run_with(&["--whitelist=\u{201C}orders.*\u{201D}"]);
+        assert_eq!(o.include.as_deref(), Some("orders.*"));
+    }
+
+    #[test]
+    fn include_wins_over_whitelist() {
+        let o = run_with(&["--whitelist", "a", "--include", "b"]);
+        assert_eq!(o.include.as_deref(), Some("b"));
+        assert!(o.notices.iter().any(|n| n.contains("--whitelist 'a' is ignored")));
+    }
+
+    #[test]
+    fn blacklist_alone_or_with_include() {
+        let o = run_with(&["--blacklist", "tmp.*"]);
+        assert_eq!((o.include, o.exclude.as_deref()), (None, Some("tmp.*")));
+        let o = run_with(&["--include", ".*", "--blacklist", "tmp.*"]);
+        assert_eq!((o.include.as_deref(), o.exclude.as_deref()), (Some(".*"), Some("tmp.*")));
+    }
+
+    #[test]
+    fn missing_filter_is_an_error_naming_the_option() {
+        let e = parse(&args(BASE)).unwrap_err();
+        assert!(e.0.contains("include list must be specified") && e.0.contains("--whitelist"), "{e}");
+    }
+
+    #[test]
+    fn missing_required_files() {
+        let e = parse(&args(&["--producer.config", "p", "--whitelist", "x"])).unwrap_err();
+        assert!(e.0.contains("--consumer.config"), "{e}");
+        let e = parse(&args(&["--consumer.config", "c", "--whitelist", "x"])).unwrap_err();
+        assert!(e.0.contains("--producer.config"), "{e}");
+        let e = parse(&[]).unwrap_err();
+        assert!(e.0.contains("missing required options"), "{e}");
+    }
+
+    #[test]
+    fn numbers_are_validated() {
+        for (opt, bad) in [("--num.streams", "0"), ("--num.producers", "x"), ("--queue.size", "-1")] {
+            let e = parse(&with(&["--whitelist", "x", opt, bad])).unwrap_err();
+            assert!(e.0.contains(opt), "{opt}: {e}");
+        }
+        let o = run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--offset.commit.interval.ms", "250"]);
+        assert_eq!((o.num_producers, o.queue_size, o.offset_commit_interval_ms), (4, 7, Some(250)));
+        let e = parse(&with(&["--whitelist", "x", "--offset.commit.interval.ms", "soon"])).unwrap_err();
+        assert!(e.0.contains("--offset.commit.interval.ms"), "{e}");
+    }
+
+    #[test]
+    fn abort_on_send_failure_is_scala_to_boolean() {
+        assert!(!run_with(&["--whitelist", "x", "--abort.on.send.failure", "FALSE"]).abort_on_send_failure);
+        assert!(run_with(&["--whitelist", "x", "--abort.on.send.failure", "True"]).abort_on_send_failure);
+        let e = parse(&with(&["--whitelist", "x", "--abort.on.send.failure", "yes"])).unwrap_err();
+        assert!(e.0.contains("--abort.on.send.failure 'yes'"), "{e}");
+    }
+
+    #[test]
+    fn handlers() {
+        let o = run_with(&["--whitelist", "x", "--message.handler", "topic-prefix", "--message.handler.args", "dr."]);
+        assert_eq!(o.handler, HandlerSpec { name: "topic-prefix".into(), args: Some("dr.".into()) });
+        let e = parse(&with(&["--whitelist", "x", "--message.handler", "com.example.MyHandler"])).unwrap_err();
+        assert!(e.0.contains("Java handler classes cannot be loaded") && e.0.contains("topic-rename"), "{e}");
+    }
+
+    #[test]
+    fn rebalance_listener_is_a_clear_error() {
+        let e = parse(&with(&["--whitelist", "x", "--consumer.rebalance.listener", "com.x.L"])).unwrap_err();
+        assert!(e.0.contains("--consumer.rebalance.listener com.x.L") && e.0.contains("cannot be loaded"), "{e}");
+        let e = parse(&with(&["--whitelist", "x", "--rebalance.listener.args", "a"])).unwrap_err();
+        assert!(e.0.contains("--rebalance.listener.args"), "{e}");
+    }
+
+    #[test]
+    fn no_op_flags_are_noticed() {
+        let o = run_with(&["--whitelist", "x", "--new.consumer", "--new.producer"]);
+        assert_eq!(o.notices.iter().filter(|n| n.contains("has no effect")).count(), 2);
+    }
+
+    #[test]
+    fn unknown_and_abbreviated_options_are_errors() {
+        let e = parse(&with(&["--whitel", "x"])).unwrap_err();
+        assert!(e.0.contains("--whitel"), "{e}");
+        let e = parse(&with(&["--whitelist", "x", "--bogus", "1"])).unwrap_err();
+        assert!(e.0.contains("--bogus"), "{e}");
+    }
+
+    #[test]
+    fn stray_words_are_ignored_with_a_notice() {
+        let o = run_with(&["--whitelist", "a", "b"]);
+        assert_eq!(o.include.as_deref(), Some("a"));
+        assert!(o.notices.iter().any(|n| n.contains("stray argument 'b'")), "{:?}", o.notices);
+    }
+
+    #[test]
+    fn help_version_demo() {
+        match parse(&args(&["--help"])).unwrap() {
+            Invocation::Print(s) => assert!(s.contains("--consumer.config") && s.contains("--whitelist")),
+            other => panic!("{other:?}"),
+        }
+        match parse(&args(&["-version"])).unwrap() {
+            Invocation::Print(s) => assert!(s.starts_with("mirror-maker ")),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse(&args(&["--demo"])).unwrap(), Invocation::Demo));
+    }
+}

@@ -1,0 +1,417 @@
+//! Consumer streams: one thread, one librdkafka consumer in the source's
+//! group, feeding the producer workers' channels.
+//!
+//! Each stream lists the source's topics every `--topic.refresh.interval.ms`,
+//! applies the MM1 filter itself and subscribes to the exact list, so new
+//! topics are picked up without a restart. Records of one source partition
+//! always go to the same worker, so per-partition (and per-key) order holds.
+//! When a worker's channel is full the stream keeps the record, pauses that
+//! partition and keeps polling, so it stays in the group; it resumes when
+//! there is room. On revocation the stream waits (bounded) for the revoked
+//! partitions' records to be acknowledged, commits them, then lets go.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Sender, TrySendError};
+use log::{debug, error, info, warn};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::message::{BorrowedMessage, Message};
+use rdkafka::producer::Producer;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, ClientContext};
+
+use crate::filter::TopicFilter;
+use crate::handler::Handler;
+use crate::metrics::Metrics;
+use crate::offsets::{OffsetTracker, Tp};
+use crate::producer::{MirrorRecord, TargetProducer};
+use crate::shutdown::{exit, Shutdown};
+
+/// Records held back because their worker's channel was full, per partition.
+type Pending = HashMap<Tp, VecDeque<(usize, MirrorRecord)>>;
+
+/// What the rebalance callbacks need; lives inside the consumer.
+pub struct StreamContext {
+    pub name: String,
+    pub tracker: Arc<OffsetTracker>,
+    pub pending: Mutex<Pending>,
+    pub shutdown: Arc<Shutdown>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl ClientContext for StreamContext {}
+
+fn tps_of(list: &TopicPartitionList) -> Vec<Tp> {
+    list.elements().iter().map(|e| (Arc::from(e.topic()), e.partition())).collect()
+}
+
+impl ConsumerContext for StreamContext {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(list) = rebalance {
+            Metrics::add(&self.metrics.rebalances, 1);
+            let tps = tps_of(list);
+            // Records never handed to a worker are simply not sent; the
+            // next owner reads them again from the committed offset.
+            {
+                let mut pending = self.pending.lock().unwrap();
+                for tp in &tps {
+                    if let Some(q) = pending.remove(tp) {
+                        if let Some((_, first)) = q.front() {
+                            self.tracker.abandon(tp, first.ack.offset);
+                        }
+                    }
+                }
+            }
+            if consumer.assignment_lost() {
+                warn!("[{}] assignment lost; nothing is committed for {} partitions", self.name, tps.len());
+                self.tracker.remove(&tps);
+                return;
+            }
+            let deadline = self.shutdown.bounded(self.shutdown.drain_timeout());
+            if !self.tracker.wait_drained(Some(&tps), deadline) {
+                warn!(
+                    "[{}] {} records of revoked partitions were not acknowledged in time; only what was delivered is committed",
+                    self.name,
+                    self.tracker.in_flight(Some(&tps))
+                );
+            }
+            commit(consumer, &self.tracker, &self.metrics, &self.name, Some(&tps));
+            self.tracker.remove(&tps);
+            info!("[{}] released {} partitions after committing what was delivered", self.name, tps.len());
+        }
+    }
+
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Assign(list) => {
+                let mut names: Vec<String> = list.elements().iter().map(|e| format!("{}-{}", e.topic(), e.partition())).collect();
+                names.sort();
+                info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
+            }
+            Rebalance::Error(e) => warn!("[{}] rebalance error: {e}", self.name),
+            Rebalance::Revoke(_) => {}
+        }
+    }
+}
+
+pub type SourceConsumer = BaseConsumer<StreamContext>;
+
+/// Commits the tracker's watermarks (for `only` partitions, or all).
+pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, only: Option<&[Tp]>) {
+    let offsets = match only {
+        Some(tps) => tracker.committable_for(tps),
+        None => tracker.committable(),
+    };
+    if offsets.is_empty() {
+        return;
+    }
+    let mut list = TopicPartitionList::new();
+    for ((topic, partition), offset) in &offsets {
+        if let Err(e) = list.add_partition_offset(topic, *partition, Offset::Offset(*offset)) {
+            warn!("[{name}] cannot commit {topic}-{partition} at {offset}: {e}");
+        }
+    }
+    match consumer.commit(&list, CommitMode::Sync) {
+        Ok(()) => {
+            tracker.mark_committed(&offsets);
+            Metrics::add(&metrics.commits, 1);
+            debug!("[{name}] committed {} partitions", offsets.len());
+        }
+        Err(e) => {
+            Metrics::add(&metrics.commit_failures, 1);
+            warn!("[{name}] offset commit failed: {e}; the same offsets are committed again at the next attempt");
+        }
+    }
+}
+
+/// A consumer stream's fixed inputs.
+pub struct StreamSpec {
+    pub name: String,
+    pub source_index: usize,
+    pub filter: Arc<TopicFilter>,
+    pub handler: Arc<Handler>,
+    pub senders: Vec<Sender<MirrorRecord>>,
+    pub commit_interval: Duration,
+    pub refresh_interval: Duration,
+    /// For partition-preserving: a client of the target for partition counts.
+    pub target_meta: Option<Arc<TargetProducer>>,
+}
+
+pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsumer, rdkafka::error::KafkaError> {
+    config.create_with_context(ctx)
+}
+
+struct TopicRoute {
+    source: Arc<str>,
+    target: Arc<str>,
+}
+
+struct Stream {
+    spec: StreamSpec,
+    consumer: SourceConsumer,
+    subscribed: Vec<String>,
+    routes: HashMap<String, TopicRoute>,
+    paused: Vec<Tp>,
+    last_commit: Instant,
+    last_refresh: Option<Instant>,
+}
+
+pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .name(spec.name.clone())
+        .spawn(move || {
+            let mut s = Stream {
+                spec,
+                consumer,
+                subscribed: Vec::new(),
+                routes: HashMap::new(),
+                paused: Vec::new(),
+                last_commit: Instant::now(),
+                last_refresh: None,
+            };
+            info!("[{0}] Starting mirror maker thread {0}", s.spec.name);
+            s.run();
+            s.finish();
+        })
+        .expect("spawn consumer stream")
+}
+
+impl Stream {
+    fn ctx(&self) -> &StreamContext {
+        self.consumer.context()
+    }
+
+    fn run(&mut self) {
+        while !self.ctx().shutdown.stopping() {
+            if self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
+                self.refresh_subscription();
+            }
+            let has_pending = self.flush_pending();
+            let timeout = if has_pending { Duration::from_millis(5) } else { Duration::from_millis(100) };
+            match self.consumer.poll(timeout) {
+                Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &mut self.paused, &msg),
+                Some(Err(e)) => warn!("[{}] consumer error: {e}", self.spec.name),
+                None => {}
+            }
+            if self.last_commit.elapsed() >= self.spec.commit_interval {
+                let ctx = self.consumer.context();
+                commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, None);
+                self.last_commit = Instant::now();
+            }
+        }
+    }
+
+    /// Stop: drop what was never handed over, wait for acks, commit, leave.
+    fn finish(mut self) {
+        let name = self.spec.name.clone();
+        info!("[{name}] Shutting down consumer thread.");
+        {
+            let ctx = self.consumer.context();
+            let mut pending = ctx.pending.lock().unwrap();
+            for (tp, q) in pending.drain() {
+                if let Some((_, first)) = q.front() {
+                    ctx.tracker.abandon(&tp, first.ack.offset);
+                }
+            }
+        }
+        // Dropping our senders lets the workers finish once every stream is done.
+        self.spec.senders.clear();
+        let ctx = self.consumer.context();
+        if !ctx.tracker.wait_drained(None, ctx.shutdown.deadline()) {
+            warn!(
+                "[{name}] {} records were not acknowledged by the target within the drain timeout; their offsets are not committed",
+                ctx.tracker.in_flight(None)
+            );
+            ctx.shutdown.drain_timed_out();
+        }
+        info!("[{name}] Committing consumer offsets.");
+        commit(&self.consumer, &ctx.tracker, &ctx.metrics, &name, None);
+        info!("[{name}] Shutting down consumer connectors.");
+        self.consumer.unsubscribe();
+        drop(self.consumer);
+        info!("[{name}] Mirror maker thread stopped");
+    }
+
+    fn refresh_subscription(&mut self) {
+        self.last_refresh = Some(Instant::now());
+        let md = match self.consumer.fetch_metadata(None, Duration::from_secs(10)) {
+            Ok(md) => md,
+            Err(e) => {
+                warn!("[{}] cannot list the source's topics: {e}; trying again in {:?}", self.spec.name, self.spec.refresh_interval);
+                return;
+            }
+        };
+        let mut topics: Vec<(String, usize)> = md
+            .topics()
+            .iter()
+            .filter(|t| t.error().is_none() && self.spec.filter.matches(t.name()))
+            .map(|t| (t.name().to_string(), t.partitions().len()))
+            .collect();
+        topics.sort();
+        let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
+        if names == self.subscribed {
+            return;
+        }
+        if let Some(meta) = &self.spec.target_meta {
+            for (topic, partitions) in &topics {
+                if !self.subscribed.contains(topic) {
+                    if let Err(msg) = check_target_partitions(meta, &self.spec.handler, topic, *partitions) {
+                        self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                        error!("{msg}");
+                        return;
+                    }
+                }
+            }
+        }
+        if names.is_empty() {
+            info!("[{}] no source topic matches ({}); looking again every {:?}", self.spec.name, self.spec.filter.description(), self.spec.refresh_interval);
+            self.consumer.unsubscribe();
+        } else {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            if let Err(e) = self.consumer.subscribe(&refs) {
+                warn!("[{}] subscribe failed: {e}", self.spec.name);
+                return;
+            }
+            info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
+        }
+        self.subscribed = names;
+    }
+
+}
+
+fn route(spec: &StreamSpec, tp: &Tp) -> usize {
+    let n = spec.senders.len();
+    if n == 1 {
+        return 0;
+    }
+    let mut h = DefaultHasher::new();
+    (spec.source_index, &*tp.0, tp.1).hash(&mut h);
+    (h.finish() % n as u64) as usize
+}
+
+fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<String, TopicRoute>, paused: &mut Vec<Tp>, msg: &BorrowedMessage<'_>) {
+    let ctx = consumer.context();
+    let topic = msg.topic();
+    if !routes.contains_key(topic) {
+        let target: Arc<str> = Arc::from(spec.handler.target_topic(topic).as_ref());
+        routes.insert(topic.to_string(), TopicRoute { source: Arc::from(topic), target });
+    }
+    let r = &routes[topic];
+    let tp: Tp = (r.source.clone(), msg.partition());
+    let ack = ctx.tracker.register(&tp, msg.offset());
+    let rec = MirrorRecord {
+        topic: r.target.clone(),
+        partition: spec.handler.target_partition(msg.partition()),
+        key: msg.key().map(<[u8]>::to_vec),
+        value: msg.payload().map(<[u8]>::to_vec),
+        headers: msg.headers().map(|h| h.detach()),
+        // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
+        timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
+        ack,
+    };
+    Metrics::add(&ctx.metrics.consumed, 1);
+    Metrics::add(&ctx.metrics.consumed_bytes, rec.size() as u64);
+    let worker = route(spec, &tp);
+    let mut pending = ctx.pending.lock().unwrap();
+    if let Some(q) = pending.get_mut(&tp) {
+        q.push_back((worker, rec));
+        return;
+    }
+    match spec.senders[worker].try_send(rec) {
+        Ok(()) => {}
+        Err(TrySendError::Full(rec)) => {
+            pending.entry(tp.clone()).or_default().push_back((worker, rec));
+            drop(pending);
+            let mut list = TopicPartitionList::new();
+            list.add_partition(&tp.0, tp.1);
+            match consumer.pause(&list) {
+                Ok(()) => paused.push(tp),
+                Err(e) => debug!("[{}] pause {}-{} failed: {e}", spec.name, tp.0, tp.1),
+            }
+        }
+        Err(TrySendError::Disconnected(_)) => {
+            ctx.shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+        }
+    }
+}
+
+impl Stream {
+    /// Hands held-back records to their workers in order; resumes drained
+    /// partitions. Returns whether anything is still held back.
+    fn flush_pending(&mut self) -> bool {
+        let ctx = self.consumer.context();
+        let mut pending = ctx.pending.lock().unwrap();
+        if pending.is_empty() {
+            drop(pending);
+            self.resume_drained();
+            return false;
+        }
+        let mut emptied = Vec::new();
+        for (tp, q) in pending.iter_mut() {
+            while let Some((worker, rec)) = q.pop_front() {
+                match self.spec.senders[worker].try_send(rec) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(rec)) | Err(TrySendError::Disconnected(rec)) => {
+                        q.push_front((worker, rec));
+                        break;
+                    }
+                }
+            }
+            if q.is_empty() {
+                emptied.push(tp.clone());
+            }
+        }
+        for tp in &emptied {
+            pending.remove(tp);
+        }
+        let left = !pending.is_empty();
+        drop(pending);
+        self.resume_drained();
+        left
+    }
+
+    fn resume_drained(&mut self) {
+        if self.paused.is_empty() {
+            return;
+        }
+        let pending = self.consumer.context().pending.lock().unwrap();
+        let (resume, keep): (Vec<Tp>, Vec<Tp>) = self.paused.drain(..).partition(|tp| !pending.contains_key(tp));
+        drop(pending);
+        self.paused = keep;
+        if resume.is_empty() {
+            return;
+        }
+        let mut list = TopicPartitionList::new();
+        for tp in &resume {
+            list.add_partition(&tp.0, tp.1);
+        }
+        if let Err(e) = self.consumer.resume(&list) {
+            debug!("[{}] resume failed: {e}", self.spec.name);
+        }
+    }
+}
+
+/// Partition-preserving mode needs every source partition on the target.
+fn check_target_partitions(meta: &TargetProducer, handler: &Handler, topic: &str, source_partitions: usize) -> Result<(), String> {
+    let target = handler.target_topic(topic);
+    let md = meta
+        .client()
+        .fetch_metadata(Some(&target), Duration::from_secs(10))
+        .map_err(|e| format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"))?;
+    let found = md.topics().iter().find(|t| t.name() == target).filter(|t| t.error().is_none()).map(|t| t.partitions().len());
+    match found {
+        Some(n) if n >= source_partitions => Ok(()),
+        Some(n) => Err(format!(
+            "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
+             add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
+        )),
+        None => Err(format!(
+            "partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"
+        )),
+    }
+}

@@ -1,0 +1,183 @@
+//! Built-in message handlers: where a source record goes on the target.
+//!
+//! MM1 loaded a Java class implementing `MirrorMakerMessageHandler`; the
+//! handlers people actually wrote did one of four things (keep the topic,
+//! rename it, prefix it, keep the source partition), so those are built in.
+//! A handler never touches key, value, headers or timestamp.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::cli::HandlerSpec;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handler {
+    /// Same topic name; the target partition comes from the key (murmur2).
+    Identity,
+    /// Topics listed in the map are renamed; others keep their name.
+    TopicRename(HashMap<String, String>),
+    /// Every topic gets the prefix.
+    TopicPrefix(String),
+    /// Same topic name and the same partition number as the source.
+    PartitionPreserving,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerError(pub String);
+
+impl fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HandlerError {}
+
+impl Handler {
+    pub fn from_spec(spec: &HandlerSpec) -> Result<Handler, HandlerError> {
+        let args = spec.args.as_deref().map(str::trim).filter(|a| !a.is_empty());
+        match spec.name.as_str() {
+            "identity" | "partition-preserving" => {
+                if let Some(a) = args {
+                    return Err(HandlerError(format!(
+                        "--message.handler {} takes no arguments, but --message.handler.args '{a}' was given; remove it",
+                        spec.name
+                    )));
+                }
+                Ok(if spec.name == "identity" { Handler::Identity } else { Handler::PartitionPreserving })
+            }
+            "topic-prefix" => {
+                let prefix = args.ok_or_else(|| {
+                    HandlerError("--message.handler topic-prefix needs the prefix in --message.handler.args, e.g. --message.handler.args 'dr.'".into())
+                })?;
+                validate_topic_name(prefix, "the prefix")?;
+                Ok(Handler::TopicPrefix(prefix.to_string()))
+            }
+            "topic-rename" => {
+                let a = args.ok_or_else(|| {
+                    HandlerError("--message.handler topic-rename needs --message.handler.args 'src:dst,src2:dst2'".into())
+                })?;
+                let mut map = HashMap::new();
+                // Also accept the popular RenameTopicHandler form `src,dst;src2,dst2`.
+                let (pair_sep, kv_sep) = if a.contains(':') { (',', ':') } else { (';', ',') };
+                for pair in a.split(pair_sep).map(str::trim).filter(|p| !p.is_empty()) {
+                    let (src, dst) = pair.split_once(kv_sep).ok_or_else(|| {
+                        HandlerError(format!("--message.handler.args: '{pair}' is not 'source{kv_sep}target'; write e.g. 'orders:orders-copy'"))
+                    })?;
+                    let (src, dst) = (src.trim(), dst.trim());
+                    validate_topic_name(src, "a source topic")?;
+                    validate_topic_name(dst, "a target topic")?;
+                    if map.insert(src.to_string(), dst.to_string()).is_some() {
+                        return Err(HandlerError(format!("--message.handler.args renames '{src}' twice; keep one mapping")));
+                    }
+                }
+                Ok(Handler::TopicRename(map))
+            }
+            other => Err(HandlerError(format!("unknown handler '{other}'"))),
+        }
+    }
+
+    /// The target topic for a source topic.
+    pub fn target_topic<'a>(&'a self, topic: &'a str) -> std::borrow::Cow<'a, str> {
+        use std::borrow::Cow;
+        match self {
+            Handler::Identity | Handler::PartitionPreserving => Cow::Borrowed(topic),
+            Handler::TopicRename(map) => map.get(topic).map(|t| Cow::Borrowed(t.as_str())).unwrap_or(Cow::Borrowed(topic)),
+            Handler::TopicPrefix(prefix) => Cow::Owned(format!("{prefix}{topic}")),
+        }
+    }
+
+    /// The explicit target partition, or `None` to let the partitioner decide.
+    pub fn target_partition(&self, source_partition: i32) -> Option<i32> {
+        match self {
+            Handler::PartitionPreserving => Some(source_partition),
+            _ => None,
+        }
+    }
+
+    /// Whether the handler keeps every topic name: with source == target
+    /// that would copy records onto themselves forever.
+    pub fn keeps_names(&self) -> bool {
+        match self {
+            Handler::Identity | Handler::PartitionPreserving => true,
+            Handler::TopicRename(map) => map.iter().all(|(s, d)| s == d) || map.is_empty(),
+            Handler::TopicPrefix(_) => false,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Handler::Identity => "identity",
+            Handler::TopicRename(_) => "topic-rename",
+            Handler::TopicPrefix(_) => "topic-prefix",
+            Handler::PartitionPreserving => "partition-preserving",
+        }
+    }
+}
+
+/// Kafka's legal topic characters, checked early so a typo fails at start,
+/// not on the first record.
+fn validate_topic_name(name: &str, what: &str) -> Result<(), HandlerError> {
+    let ok = !name.is_empty()
+        && name.len() <= 249
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(HandlerError(format!(
+            "--message.handler.args: {what} '{name}' is not a legal Kafka topic name (letters, digits, '.', '_', '-', at most 249)"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, args: Option<&str>) -> HandlerSpec {
+        HandlerSpec { name: name.into(), args: args.map(String::from) }
+    }
+
+    #[test]
+    fn identity_keeps_everything() {
+        let h = Handler::from_spec(&spec("identity", None)).unwrap();
+        assert_eq!(h.target_topic("t"), "t");
+        assert_eq!(h.target_partition(3), None);
+        assert!(h.keeps_names());
+    }
+
+    #[test]
+    fn rename_both_syntaxes() {
+        let h = Handler::from_spec(&spec("topic-rename", Some("a:b, c:d"))).unwrap();
+        assert_eq!(h.target_topic("a"), "b");
+        assert_eq!(h.target_topic("c"), "d");
+        assert_eq!(h.target_topic("e"), "e");
+        assert!(!h.keeps_names());
+        let h = Handler::from_spec(&spec("topic-rename", Some("a,b;c,d"))).unwrap();
+        assert_eq!(h.target_topic("c"), "d");
+    }
+
+    #[test]
+    fn rename_errors() {
+        assert!(Handler::from_spec(&spec("topic-rename", None)).unwrap_err().0.contains("src:dst"));
+        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b,a:c"))).unwrap_err().0.contains("twice"));
+        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b c"))).unwrap_err().0.contains("not a legal"));
+    }
+
+    #[test]
+    fn prefix() {
+        let h = Handler::from_spec(&spec("topic-prefix", Some("dr."))).unwrap();
+        assert_eq!(h.target_topic("t"), "dr.t");
+        assert!(!h.keeps_names());
+        assert!(Handler::from_spec(&spec("topic-prefix", None)).is_err());
+        assert!(Handler::from_spec(&spec("topic-prefix", Some("a/b"))).is_err());
+    }
+
+    #[test]
+    fn partition_preserving() {
+        let h = Handler::from_spec(&spec("partition-preserving", None)).unwrap();
+        assert_eq!(h.target_partition(5), Some(5));
+        assert_eq!(h.target_topic("t"), "t");
+        assert!(Handler::from_spec(&spec("partition-preserving", Some("x"))).unwrap_err().0.contains("takes no arguments"));
+    }
+}

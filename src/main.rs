@@ -1,0 +1,73 @@
+//! mirror-maker: a native drop-in replacement for Kafka's MirrorMaker 1.
+//!
+//! `main` wires the parts together and maps errors to exit codes:
+//! [`cli`] parses and validates, [`pipeline`] builds and runs the mirror
+//! from [`config`], [`filter`], [`handler`], [`consumer`], [`producer`] and
+//! [`offsets`]; [`shutdown`] owns signals and exit statuses.
+
+mod cli;
+mod config;
+mod consumer;
+mod demo;
+mod filter;
+mod handler;
+mod metrics;
+mod offsets;
+mod pipeline;
+mod producer;
+mod shutdown;
+
+use std::io::Write;
+
+use shutdown::exit;
+
+fn init_logging() {
+    // librdkafka's own chatter stays at warn unless RUST_LOG asks for more.
+    let env = env_logger::Env::default().default_filter_or("info,librdkafka=warn");
+    env_logger::Builder::from_env(env)
+        .format(|buf, record| {
+            let thread = std::thread::current();
+            writeln!(
+                buf,
+                "[{}] {} [{}] {}",
+                buf.timestamp_millis(),
+                record.level(),
+                thread.name().unwrap_or("main"),
+                record.args()
+            )
+        })
+        .init();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let invocation = match cli::parse(&args) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("mirror-maker: {e}");
+            std::process::exit(exit::CONFIG);
+        }
+    };
+    init_logging();
+    let code = match invocation {
+        cli::Invocation::Print(text) => {
+            print!("{text}");
+            exit::OK
+        }
+        cli::Invocation::Demo => demo::run(),
+        cli::Invocation::Run(options) => {
+            for notice in &options.notices {
+                log::warn!("{notice}");
+            }
+            match pipeline::plan(options).and_then(pipeline::run) {
+                Ok(code) => code,
+                Err(e) => {
+                    log::error!("Exception when starting mirror maker: {e}");
+                    eprintln!("mirror-maker: {e}");
+                    exit::CONFIG
+                }
+            }
+        }
+    };
+    std::process::exit(code);
+}

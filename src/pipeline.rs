@@ -1,0 +1,256 @@
+//! Builds the mirror from validated options and runs it to the end.
+//!
+//! The second stage of argument handling: properties files are loaded and
+//! translated, filters and handlers built, clients created, and the threads
+//! started: per source, `--num.streams` consumer streams; for the target,
+//! `--num.producers` workers, each behind a bounded channel. Anything wrong
+//! before the first record is read is a [`StartError`] (exit 1).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::bounded;
+use log::{error, info, warn};
+use rdkafka::producer::Producer;
+
+use crate::cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
+use crate::config::{self, ClientSettings, Role};
+use crate::consumer::{self, StreamContext, StreamSpec};
+use crate::filter::TopicFilter;
+use crate::handler::Handler;
+use crate::metrics::Metrics;
+use crate::offsets::OffsetTracker;
+use crate::producer::{self, DeliveryContext};
+use crate::shutdown::{self, exit, Shutdown};
+
+/// Why the mirror could not start; always exit status 1.
+#[derive(Debug)]
+pub struct StartError(pub String);
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+impl From<config::ConfigError> for StartError {
+    fn from(e: config::ConfigError) -> Self {
+        StartError(e.0)
+    }
+}
+
+/// One source cluster: its translated consumer settings.
+pub struct Source {
+    pub settings: ClientSettings,
+    pub filter: Arc<TopicFilter>,
+}
+
+/// Everything needed to start, built from [`Options`] with no network I/O.
+pub struct Plan {
+    pub sources: Vec<Source>,
+    pub target: ClientSettings,
+    pub handler: Arc<Handler>,
+    pub commit_interval: Duration,
+    pub options: Options,
+}
+
+fn log_settings(s: &ClientSettings) {
+    for n in &s.notices {
+        info!("{n}");
+    }
+    for w in &s.warnings {
+        warn!("{w}");
+    }
+    for line in s.describe() {
+        log::debug!("{:?} {}: {line}", s.role, s.path.display());
+    }
+}
+
+pub fn plan(options: Options) -> Result<Plan, StartError> {
+    let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
+    let mut sources = Vec::new();
+    for path in &options.consumer_configs {
+        let file = config::load(path)?;
+        let settings = config::translate(&file, Role::Consumer)?;
+        let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
+            .map_err(|e| StartError(e.to_string()))?;
+        sources.push(Source { settings, filter: Arc::new(filter) });
+    }
+    let target = config::translate(&config::load(&options.producer_config)?, Role::Producer)?;
+    let commit_interval_ms = match options.offset_commit_interval_ms {
+        Some(ms) => ms,
+        None => match sources.iter().find_map(|s| s.settings.auto_commit_interval_ms) {
+            Some(ms) => {
+                info!("committing acknowledged offsets every {ms} ms, the auto-commit interval of the consumer file (--offset.commit.interval.ms not given)");
+                ms
+            }
+            None => DEFAULT_OFFSET_COMMIT_INTERVAL_MS,
+        },
+    };
+    Ok(Plan { sources, target, handler, commit_interval: Duration::from_millis(commit_interval_ms), options })
+}
+
+fn normalise_bootstrap(b: &str) -> Vec<String> {
+    let mut v: Vec<String> = b
+        .split(',')
+        .map(|s| s.trim().trim_start_matches("PLAINTEXT://").trim_start_matches("SSL://").trim_start_matches("SASL_SSL://").trim_start_matches("SASL_PLAINTEXT://").to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.replace("localhost", "127.0.0.1"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs the mirror until a signal or a failure; returns the exit status.
+pub fn run(plan: Plan) -> Result<i32, StartError> {
+    let opts = &plan.options;
+    let shutdown = Shutdown::new(Duration::from_millis(opts.drain_timeout_ms));
+    let metrics = Arc::new(Metrics::default());
+    shutdown::install_signal_handler(shutdown.clone()).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
+
+    for s in &plan.sources {
+        log_settings(&s.settings);
+    }
+    log_settings(&plan.target);
+
+    // Producers first: the loop guard needs the target's cluster id.
+    let target_config = plan.target.client_config();
+    let mut channels = Vec::new();
+    let mut producers = Vec::new();
+    for i in 0..opts.num_producers {
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: opts.abort_on_send_failure };
+        let p = producer::create(&target_config, ctx)
+            .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
+        producers.push(p);
+        channels.push(bounded(opts.queue_size));
+        let _ = i;
+    }
+    let target_id = producers[0].client().fetch_cluster_id(Duration::from_secs(10));
+    if target_id.is_none() {
+        warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
+    }
+    let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true };
+        Some(Arc::new(producer::create(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
+    } else {
+        None
+    };
+
+    let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
+    let mut streams = Vec::new();
+    for (si, source) in plan.sources.iter().enumerate() {
+        let group = source.settings.group_id.clone().unwrap_or_default();
+        for j in 0..opts.num_streams {
+            let mut cfg = source.settings.client_config();
+            cfg.set("client.id", format!("{group}-{j}"));
+            let name = if plan.sources.len() > 1 { format!("mirrormaker-thread-{si}-{j}") } else { format!("mirrormaker-thread-{j}") };
+            let ctx = StreamContext {
+                name: name.clone(),
+                tracker: OffsetTracker::new(),
+                pending: Default::default(),
+                shutdown: shutdown.clone(),
+                metrics: metrics.clone(),
+            };
+            let consumer = consumer::create(&cfg, ctx)
+                .map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", source.settings.path.display())))?;
+            if j == 0 {
+                use rdkafka::consumer::Consumer;
+                let source_id = consumer.client().fetch_cluster_id(Duration::from_secs(10));
+                if source_id.is_none() {
+                    warn!("cannot reach source cluster {} ({}) yet; it is tried again", si, source.settings.bootstrap);
+                }
+                let same_id = source_id.is_some() && source_id == target_id;
+                let same_servers = normalise_bootstrap(&source.settings.bootstrap) == normalise_bootstrap(&plan.target.bootstrap);
+                if (same_id || same_servers) && plan.handler.keeps_names() {
+                    return Err(StartError(format!(
+                        "{} and {} point at the same cluster{}: with topic names kept, every mirrored record would be mirrored again, forever. \
+                         Point --producer.config at another cluster, or rename topics with --message.handler topic-prefix/topic-rename and a filter that excludes the renamed topics",
+                        source.settings.path.display(),
+                        plan.target.path.display(),
+                        source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
+                    )));
+                }
+            }
+            let spec = StreamSpec {
+                name,
+                source_index: si,
+                filter: source.filter.clone(),
+                handler: plan.handler.clone(),
+                senders: senders.clone(),
+                commit_interval: plan.commit_interval,
+                refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
+                target_meta: target_meta.clone(),
+            };
+            streams.push((spec, consumer));
+        }
+    }
+    drop(senders);
+
+    info!(
+        "Starting mirror maker: {} source(s) [{}] -> target [{}]; topics: {}; handler {}; {} stream(s) per source, {} producer(s), queue {} records; \
+         acks={}, idempotence={}, commit after ack every {} ms, abort.on.send.failure={}",
+        plan.sources.len(),
+        plan.sources.iter().map(|s| format!("{} group {}", s.settings.bootstrap, s.settings.group_id.as_deref().unwrap_or(""))).collect::<Vec<_>>().join("; "),
+        plan.target.bootstrap,
+        plan.sources[0].filter.description(),
+        plan.handler.name(),
+        opts.num_streams,
+        opts.num_producers,
+        opts.queue_size,
+        plan.target.get("acks").or(plan.target.get("request.required.acks")).unwrap_or("all"),
+        plan.target.get("enable.idempotence").unwrap_or("false"),
+        plan.commit_interval.as_millis(),
+        opts.abort_on_send_failure,
+    );
+
+    let workers: Vec<_> = producers
+        .into_iter()
+        .zip(channels)
+        .enumerate()
+        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone()))
+        .collect();
+    let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
+
+    let mut panicked = false;
+    for h in stream_handles {
+        panicked |= h.join().is_err();
+    }
+    info!("Mirror maker thread shutdown complete");
+    info!("Closing producer.");
+    for w in workers {
+        panicked |= w.join().is_err();
+    }
+    drop(target_meta);
+    if panicked {
+        shutdown.fail(exit::FAILURE, "a mirror thread panicked".into());
+    }
+    info!("Mirrored: {}", metrics.summary());
+    let code = shutdown.code();
+    match code {
+        exit::OK => info!("Kafka mirror maker shutdown successfully"),
+        exit::DRAIN_TIMEOUT => warn!(
+            "Stopped after the drain timeout ({} ms) with records undelivered; their offsets were not committed and they are mirrored again on restart (exit {code})",
+            opts.drain_timeout_ms
+        ),
+        _ => error!(
+            "Mirror maker stopped because of a failure (exit {code}): {}",
+            shutdown.reason().unwrap_or_else(|| "unknown".into())
+        ),
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_lists_compare_as_sets() {
+        assert_eq!(normalise_bootstrap("b:2, a:1"), normalise_bootstrap("PLAINTEXT://a:1,b:2"));
+        assert_eq!(normalise_bootstrap("localhost:9092"), normalise_bootstrap("127.0.0.1:9092"));
+        assert_ne!(normalise_bootstrap("a:1"), normalise_bootstrap("a:2"));
+    }
+}

@@ -1,0 +1,178 @@
+//! Producer workers: each owns one librdkafka producer to the target and
+//! drains one bounded channel.
+//!
+//! A full local queue makes the worker wait and retry, never drop. Delivery
+//! reports come back on the producer's polling thread and settle the
+//! record's offset in its stream's tracker. A record the target rejects for
+//! good either stops the mirror (abort mode; its offset is never committed)
+//! or is skipped, logged and counted (skip mode).
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use log::{error, info, warn};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Message, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientConfig, ClientContext};
+
+use crate::metrics::Metrics;
+use crate::offsets::AckHandle;
+use crate::shutdown::{exit, Shutdown};
+
+/// One source record on its way to the target.
+#[derive(Debug)]
+pub struct MirrorRecord {
+    pub topic: Arc<str>,
+    pub partition: Option<i32>,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Option<OwnedHeaders>,
+    pub timestamp: Option<i64>,
+    /// The source coordinates and where to report the outcome.
+    pub ack: AckHandle,
+}
+
+impl MirrorRecord {
+    pub fn size(&self) -> usize {
+        self.key.as_ref().map_or(0, Vec::len) + self.value.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// Delivery-report handling shared by a worker's producer.
+pub struct DeliveryContext {
+    pub metrics: Arc<Metrics>,
+    pub shutdown: Arc<Shutdown>,
+    pub abort_on_send_failure: bool,
+}
+
+impl ClientContext for DeliveryContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        if matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) {
+            self.shutdown.fail(exit::FAILURE, format!("target producer fatal error: {reason}"));
+        }
+        error!("target producer: {error}: {reason}");
+    }
+}
+
+impl DeliveryContext {
+    /// A record the target will never take: abort or skip, as configured.
+    fn permanent_failure(&self, ack: &AckHandle, target_topic: &str, size: usize, err: &KafkaError) {
+        let (topic, partition) = (&ack.tp.0, ack.tp.1);
+        let what = format!(
+            "Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {}: {err}",
+            ack.offset
+        );
+        if self.abort_on_send_failure {
+            error!("{what}");
+            error!("Closing producer due to send failure (--abort.on.send.failure true): offset {} of {topic}-{partition} and later are not committed", ack.offset);
+            ack.failed();
+            self.shutdown.fail(exit::FAILURE, what);
+        } else {
+            warn!("{what}; skipped and counted as dropped (--abort.on.send.failure false)");
+            Metrics::add(&self.metrics.dropped, 1);
+            ack.done();
+        }
+    }
+}
+
+impl ProducerContext for DeliveryContext {
+    type DeliveryOpaque = Box<AckHandle>;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, ack: Self::DeliveryOpaque) {
+        match result {
+            Ok(msg) => {
+                ack.done();
+                Metrics::add(&self.metrics.produced, 1);
+                let n = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
+                Metrics::add(&self.metrics.produced_bytes, n as u64);
+            }
+            Err((err, msg)) => {
+                let n = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
+                // Purged at shutdown after the drain deadline: not delivered,
+                // not committed, sent again after a restart.
+                if matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::PurgeQueue | RDKafkaErrorCode::PurgeInflight)) {
+                    return;
+                }
+                self.permanent_failure(&ack, msg.topic(), n, err);
+            }
+        }
+    }
+}
+
+pub type TargetProducer = ThreadedProducer<DeliveryContext>;
+
+pub fn create(config: &ClientConfig, ctx: DeliveryContext) -> Result<TargetProducer, KafkaError> {
+    config.create_with_context(ctx)
+}
+
+/// Runs one worker until every sender of its channel is gone, then flushes
+/// within the drain deadline.
+pub fn spawn_worker(index: usize, producer: TargetProducer, rx: Receiver<MirrorRecord>, shutdown: Arc<Shutdown>) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .name(format!("mirrormaker-producer-{index}"))
+        .spawn(move || {
+            for rec in rx.iter() {
+                send(&producer, rec, &shutdown);
+            }
+            let left = producer.in_flight_count();
+            if left > 0 {
+                info!("Flushing producer ({left} records in flight).");
+            }
+            let wait = shutdown.deadline().saturating_duration_since(std::time::Instant::now());
+            if producer.flush(wait).is_err() {
+                warn!(
+                    "producer {index}: {} records were not acknowledged by the target within the drain timeout; their offsets are not committed",
+                    producer.in_flight_count()
+                );
+                shutdown.drain_timed_out();
+            }
+        })
+        .expect("spawn producer worker")
+}
+
+fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
+    let MirrorRecord { topic, partition, key, value, headers, timestamp, ack } = rec;
+    let size = key.as_ref().map_or(0, Vec::len) + value.as_ref().map_or(0, Vec::len);
+    let mut record: BaseRecord<'_, [u8], [u8], Box<AckHandle>> = BaseRecord::with_opaque_to(&topic, Box::new(ack));
+    if let Some(k) = key.as_deref() {
+        record = record.key(k);
+    }
+    if let Some(v) = value.as_deref() {
+        record = record.payload(v);
+    }
+    if let Some(h) = headers {
+        record = record.headers(h);
+    }
+    if let Some(ts) = timestamp {
+        record = record.timestamp(ts);
+    }
+    if let Some(p) = partition {
+        record = record.partition(p);
+    }
+    let mut backoff = Duration::from_micros(200);
+    loop {
+        match producer.send(record) {
+            Ok(()) => return,
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                // The target is slow or away: wait, never drop. Past the
+                // drain deadline the record is abandoned unacknowledged, so
+                // its offset is never committed.
+                if shutdown.deadline_passed() {
+                    shutdown.drain_timed_out();
+                    return;
+                }
+                record = back;
+                thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_millis(20));
+            }
+            Err((err, back)) => {
+                let ctx = producer.context();
+                ctx.permanent_failure(&back.delivery_opaque, &topic, size, &err);
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! One stop signal for every thread, and the process's exit status.
+//!
+//! As in mini-redis: the first SIGINT/SIGTERM (or a fatal error) sets one
+//! flag that every stream and worker checks; streams stop polling and drop
+//! their senders, workers drain their channels, and the last one out flushes
+//! and commits. The drain deadline bounds that wait when the target is
+//! unreachable. A second signal exits at once without committing anything
+//! that was not delivered.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Exit statuses, documented in the README.
+pub mod exit {
+    /// Clean shutdown: everything consumed was delivered and committed.
+    pub const OK: i32 = 0;
+    /// Usage or configuration error; nothing was consumed.
+    pub const CONFIG: i32 = 1;
+    /// Stopped after the drain timeout with records still undelivered; their
+    /// offsets were not committed, so a restart sends them again.
+    pub const DRAIN_TIMEOUT: i32 = 3;
+    /// A second signal during shutdown: exited at once.
+    pub const FORCED: i32 = 130;
+    /// A runtime failure, such as a record the target rejected for good.
+    pub const FAILURE: i32 = 255;
+}
+
+#[derive(Debug)]
+pub struct Shutdown {
+    stop: AtomicBool,
+    code: AtomicI32,
+    drain_timeout: Duration,
+    deadline: OnceLock<Instant>,
+    reason: Mutex<Option<String>>,
+}
+
+impl Shutdown {
+    pub fn new(drain_timeout: Duration) -> Arc<Self> {
+        Arc::new(Shutdown {
+            stop: AtomicBool::new(false),
+            code: AtomicI32::new(exit::OK),
+            drain_timeout,
+            deadline: OnceLock::new(),
+            reason: Mutex::new(None),
+        })
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Asks every thread to stop and drain; starts the drain clock.
+    pub fn request_stop(&self) {
+        self.deadline.get_or_init(|| Instant::now() + self.drain_timeout);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// Stops the mirror because of a failure; the first failure's status wins.
+    pub fn fail(&self, code: i32, reason: String) {
+        let _ = self.code.compare_exchange(exit::OK, code, Ordering::AcqRel, Ordering::Acquire);
+        let mut r = self.reason.lock().unwrap();
+        if r.is_none() {
+            *r = Some(reason);
+        }
+        drop(r);
+        self.request_stop();
+    }
+
+    /// Records that the drain deadline passed with records undelivered,
+    /// unless a failure already set the status.
+    pub fn drain_timed_out(&self) {
+        let _ = self.code.compare_exchange(exit::OK, exit::DRAIN_TIMEOUT, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    pub fn code(&self) -> i32 {
+        self.code.load(Ordering::Acquire)
+    }
+
+    pub fn reason(&self) -> Option<String> {
+        self.reason.lock().unwrap().clone()
+    }
+
+    /// When draining must end; far away while running normally.
+    pub fn deadline(&self) -> Instant {
+        self.deadline.get().copied().unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 24 * 3600))
+    }
+
+    /// The earlier of `now + wait` and the shutdown deadline.
+    pub fn bounded(&self, wait: Duration) -> Instant {
+        (Instant::now() + wait).min(self.deadline())
+    }
+
+    pub fn deadline_passed(&self) -> bool {
+        self.deadline.get().is_some_and(|d| Instant::now() >= *d)
+    }
+
+    pub fn drain_timeout(&self) -> Duration {
+        self.drain_timeout
+    }
+}
+
+/// Installs the SIGINT/SIGTERM handler: the first signal drains, the second exits.
+pub fn install_signal_handler(shutdown: Arc<Shutdown>) -> Result<(), ctrlc::Error> {
+    let seen = AtomicBool::new(false);
+    ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::AcqRel) {
+            eprintln!("Second signal: exiting now without committing undelivered records (they will be mirrored again on restart).");
+            std::process::exit(exit::FORCED);
+        }
+        log::info!("Start clean shutdown.");
+        shutdown.request_stop();
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_failure_wins_and_stops() {
+        let s = Shutdown::new(Duration::from_secs(1));
+        assert!(!s.stopping());
+        s.fail(exit::FAILURE, "first".into());
+        s.fail(exit::CONFIG, "second".into());
+        assert!(s.stopping());
+        assert_eq!(s.code(), exit::FAILURE);
+        assert_eq!(s.reason().as_deref(), Some("first"));
+        s.drain_timed_out();
+        assert_eq!(s.code(), exit::FAILURE);
+    }
+
+    #[test]
+    fn deadline_starts_with_the_stop() {
+        let s = Shutdown::new(Duration::from_millis(20));
+        assert!(!s.deadline_passed());
+        s.request_stop();
+        assert!(!s.deadline_passed());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(s.deadline_passed());
+        s.drain_timed_out();
+        assert_eq!(s.code(), exit::DRAIN_TIMEOUT);
+    }
+}
