@@ -13,7 +13,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -102,13 +102,14 @@ impl ConsumerContext for StreamContext {
 pub type SourceConsumer = BaseConsumer<StreamContext>;
 
 /// Commits the tracker's watermarks (for `only` partitions, or all).
-pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, only: Option<&[Tp]>) {
+/// Returns false only when a commit was attempted and failed.
+pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, only: Option<&[Tp]>) -> bool {
     let offsets = match only {
         Some(tps) => tracker.committable_for(tps),
         None => tracker.committable(),
     };
     if offsets.is_empty() {
-        return;
+        return true;
     }
     let mut list = TopicPartitionList::new();
     for ((topic, partition), offset) in &offsets {
@@ -121,10 +122,12 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
             tracker.mark_committed(&offsets);
             Metrics::add(&metrics.commits, 1);
             debug!("[{name}] committed {} partitions", offsets.len());
+            true
         }
         Err(e) => {
             Metrics::add(&metrics.commit_failures, 1);
             warn!("[{name}] offset commit failed: {e}; the same offsets are committed again at the next attempt");
+            false
         }
     }
 }
@@ -140,6 +143,10 @@ pub struct StreamSpec {
     pub refresh_interval: Duration,
     /// For partition-preserving: a client of the target for partition counts.
     pub target_meta: Option<Arc<TargetProducer>>,
+    /// Shared by every stream of the process: nobody leaves the group until
+    /// everybody has committed, or a member's departure would start a
+    /// rebalance that fails the others' final commits.
+    pub leave_barrier: Arc<Barrier>,
 }
 
 pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsumer, rdkafka::error::KafkaError> {
@@ -221,6 +228,10 @@ impl Stream {
         }
         // Dropping our senders lets the workers finish once every stream is done.
         self.spec.senders.clear();
+        // Polls from here on (to serve rebalances) must not fetch anything new.
+        if let Ok(assigned) = self.consumer.assignment() {
+            let _ = self.consumer.pause(&assigned);
+        }
         let ctx = self.consumer.context();
         if !ctx.tracker.wait_drained(None, ctx.shutdown.deadline()) {
             warn!(
@@ -230,7 +241,18 @@ impl Stream {
             ctx.shutdown.drain_timed_out();
         }
         info!("[{name}] Committing consumer offsets.");
-        commit(&self.consumer, &ctx.tracker, &ctx.metrics, &name, None);
+        // A commit can fail while the group rebalances; keep serving the
+        // consumer (nothing new is mirrored now) and try again until the deadline.
+        while !commit(&self.consumer, &ctx.tracker, &ctx.metrics, &name, None) && !ctx.shutdown.deadline_passed() {
+            let until = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < until {
+                let _ = self.consumer.poll(Duration::from_millis(100));
+            }
+        }
+        if !ctx.tracker.committable().is_empty() {
+            warn!("[{name}] could not commit the final offsets; records since the last commit are mirrored again on restart (duplicates, no loss)");
+        }
+        self.spec.leave_barrier.wait();
         info!("[{name}] Shutting down consumer connectors.");
         self.consumer.unsubscribe();
         drop(self.consumer);

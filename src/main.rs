@@ -1,25 +1,14 @@
 //! mirror-maker: a native drop-in replacement for Kafka's MirrorMaker 1.
 //!
-//! `main` wires the parts together and maps errors to exit codes:
-//! [`cli`] parses and validates, [`pipeline`] builds and runs the mirror
-//! from [`config`], [`filter`], [`handler`], [`consumer`], [`producer`] and
-//! [`offsets`]; [`shutdown`] owns signals and exit statuses.
+//! `main` wires the parts together and maps errors to exit codes: `cli`
+//! parses and validates, `pipeline` builds and runs the mirror; the modules
+//! are listed in `lib.rs`.
 
-mod cli;
-mod config;
-mod consumer;
-mod demo;
-mod filter;
-mod handler;
-mod metrics;
-mod offsets;
-mod pipeline;
-mod producer;
-mod shutdown;
 
 use std::io::Write;
 
-use shutdown::exit;
+use mirror_maker::shutdown::exit;
+use mirror_maker::{cli, demo, pipeline};
 
 fn init_logging() {
     // librdkafka's own chatter stays at warn unless RUST_LOG asks for more.

@@ -104,12 +104,16 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
     v
 }
 
-/// Runs the mirror until a signal or a failure; returns the exit status.
+/// Runs the mirror until SIGINT/SIGTERM or a failure; returns the exit status.
 pub fn run(plan: Plan) -> Result<i32, StartError> {
-    let opts = &plan.options;
-    let shutdown = Shutdown::new(Duration::from_millis(opts.drain_timeout_ms));
-    let metrics = Arc::new(Metrics::default());
+    let shutdown = Shutdown::new(Duration::from_millis(plan.options.drain_timeout_ms));
     shutdown::install_signal_handler(shutdown.clone()).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
+    run_until(plan, shutdown, Arc::new(Metrics::default()))
+}
+
+/// Runs the mirror until `shutdown` is triggered; returns the exit status.
+pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<i32, StartError> {
+    let opts = &plan.options;
 
     for s in &plan.sources {
         log_settings(&s.settings);
@@ -140,6 +144,7 @@ pub fn run(plan: Plan) -> Result<i32, StartError> {
     };
 
     let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
+    let leave_barrier = Arc::new(std::sync::Barrier::new(plan.sources.len() * opts.num_streams));
     let mut streams = Vec::new();
     for (si, source) in plan.sources.iter().enumerate() {
         let group = source.settings.group_id.clone().unwrap_or_default();
@@ -183,6 +188,7 @@ pub fn run(plan: Plan) -> Result<i32, StartError> {
                 commit_interval: plan.commit_interval,
                 refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
                 target_meta: target_meta.clone(),
+                leave_barrier: leave_barrier.clone(),
             };
             streams.push((spec, consumer));
         }

@@ -1,0 +1,22 @@
+//! mirror-maker as a library: the binary in `main.rs` wires these modules
+//! together; end-to-end tests and the demo reuse a few pure helpers.
+//!
+//! Room map: [`cli`] options; [`config`] properties files and their
+//! translation; [`filter`] topic selection; [`handler`] target topic and
+//! partition; [`consumer`] source streams; [`producer`] target workers;
+//! [`offsets`] what may be committed; [`pipeline`] building and running it
+//! all; [`shutdown`] signals and exit codes; [`metrics`] counters;
+//! [`partitioner`] Java's key placement; [`demo`] the self-contained demo.
+
+pub mod cli;
+pub mod config;
+pub mod consumer;
+pub mod demo;
+pub mod filter;
+pub mod handler;
+pub mod metrics;
+pub mod offsets;
+pub mod partitioner;
+pub mod pipeline;
+pub mod producer;
+pub mod shutdown;

@@ -1,0 +1,74 @@
+//! Java's key placement, for checks: `(murmur2(key) & 0x7fffffff) % n`.
+//!
+//! The mirror itself lets librdkafka place keyed records
+//! (`partitioner=murmur2_random`, the same formula); this port lets the demo
+//! and the end-to-end tests verify that every keyed record landed exactly
+//! where Java MirrorMaker would have put it.
+
+/// Kafka's `Utils.murmur2` (seed 0x9747b28c).
+pub fn murmur2(data: &[u8]) -> i32 {
+    let length = data.len() as i32;
+    let seed: u32 = 0x9747_b28c;
+    let m: u32 = 0x5bd1_e995;
+    let r = 24;
+    let mut h: u32 = seed ^ (length as u32);
+    let chunks = data.len() / 4;
+    for i in 0..chunks {
+        let i4 = i * 4;
+        let mut k = u32::from_le_bytes([data[i4], data[i4 + 1], data[i4 + 2], data[i4 + 3]]);
+        k = k.wrapping_mul(m);
+        k ^= k >> r;
+        k = k.wrapping_mul(m);
+        h = h.wrapping_mul(m);
+        h ^= k;
+    }
+    let tail = &data[chunks * 4..];
+    if tail.len() >= 3 {
+        h ^= (tail[2] as u32) << 16;
+    }
+    if tail.len() >= 2 {
+        h ^= (tail[1] as u32) << 8;
+    }
+    if !tail.is_empty() {
+        h ^= tail[0] as u32;
+        h = h.wrapping_mul(m);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(m);
+    h ^= h >> 15;
+    h as i32
+}
+
+/// The partition Java's DefaultPartitioner picks for a keyed record.
+pub fn java_partition(key: &[u8], partitions: i32) -> i32 {
+    (murmur2(key) & 0x7fff_ffff) % partitions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_kafka_utils_test_vectors() {
+        // From Kafka's UtilsTest.testMurmur2.
+        let cases: &[(&[u8], i32)] = &[
+            (b"21", -973932308),
+            (b"foobar", -790332482),
+            (b"a-little-bit-long-string", -985981536),
+            (b"a-little-bit-longer-string", -1486304829),
+            (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+            (b"abc", 479470107),
+        ];
+        for (data, want) in cases {
+            assert_eq!(murmur2(data), *want, "{}", String::from_utf8_lossy(data));
+        }
+    }
+
+    #[test]
+    fn placement_is_in_range() {
+        for i in 0..1000 {
+            let p = java_partition(format!("key-{i}").as_bytes(), 7);
+            assert!((0..7).contains(&p));
+        }
+    }
+}
