@@ -98,7 +98,6 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
         .split(',')
         .map(|s| s.trim().trim_start_matches("PLAINTEXT://").trim_start_matches("SSL://").trim_start_matches("SASL_SSL://").trim_start_matches("SASL_PLAINTEXT://").to_ascii_lowercase())
         .filter(|s| !s.is_empty())
-        .map(|s| s.replace("localhost", "127.0.0.1"))
         .collect();
     v.sort();
     v
@@ -256,7 +255,6 @@ mod tests {
     #[test]
     fn bootstrap_lists_compare_as_sets() {
         assert_eq!(normalise_bootstrap("b:2, a:1"), normalise_bootstrap("PLAINTEXT://a:1,b:2"));
-        assert_eq!(normalise_bootstrap("localhost:9092"), normalise_bootstrap("127.0.0.1:9092"));
         assert_ne!(normalise_bootstrap("a:1"), normalise_bootstrap("a:2"));
     }
 }

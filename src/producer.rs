@@ -61,8 +61,19 @@ impl DeliveryContext {
     /// A record the target will never take: abort or skip, as configured.
     fn permanent_failure(&self, ack: &AckHandle, target_topic: &str, size: usize, err: &KafkaError) {
         let (topic, partition) = (&ack.tp.0, ack.tp.1);
+        let hint = match err.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
+                " (the record, or the batch it was sent in, is larger than the target topic's max.message.bytes or the producer's \
+                 message.max.bytes/max.request.size; raise the limit on the target topic, or lower batch.size in the producer file)"
+            }
+            Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (the producer's principal may not write to this topic; grant WRITE on it)",
+            Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
+                " (the topic does not exist on the target and the broker does not create topics; create it first)"
+            }
+            _ => "",
+        };
         let what = format!(
-            "Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {}: {err}",
+            "Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {}: {err}{hint}",
             ack.offset
         );
         if self.abort_on_send_failure {

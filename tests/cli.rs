@@ -1,0 +1,101 @@
+//! End-to-end: the binary's command line as a user meets it — help,
+//! version, usage and configuration errors (exit 1, before anything is
+//! consumed), the loop guard against real brokers, and signals.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn help_and_version_exit_zero() {
+    let (code, out) = run_to_exit(&["--help"]);
+    assert_eq!(code, 0, "{out}");
+    for opt in ["--consumer.config", "--producer.config", "--whitelist", "--include", "--blacklist", "--num.streams", "--num.producers", "--queue.size", "--offset.commit.interval.ms", "--abort.on.send.failure", "--message.handler"] {
+        assert!(out.contains(opt), "--help lacks {opt}:\n{out}");
+    }
+    let (code, out) = run_to_exit(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("mirror-maker "), "{out}");
+}
+
+#[test]
+fn usage_errors_exit_one_with_the_fix() {
+    let (code, out) = run_to_exit(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("--consumer.config"), "{out}");
+    let (code, out) = run_to_exit(&["--consumer.config", "c", "--producer.config", "p"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("include list must be specified"), "{out}");
+    let (code, out) = run_to_exit(&["--consumer.config", "c", "--producer.config", "p", "--whitelist", "x", "--message.handler", "com.acme.Handler"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("identity, topic-rename, topic-prefix, partition-preserving"), "{out}");
+    let (code, out) = run_to_exit(&["--consumer.config", "c", "--producer.config", "p", "--whitelist", "(?!tmp).*"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("look-ahead"), "{out}");
+}
+
+#[test]
+fn configuration_errors_name_file_line_and_key() {
+    let c = props("consumer.properties", &[s("bootstrap.servers=127.0.0.1:1"), s("group.id=g"), s("session.timeout.ms=soon")]);
+    let p = producer_props("127.0.0.1:2");
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", ".*"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("{}:3: session.timeout.ms='soon'", c.display())), "{out}");
+    let missing = std::env::temp_dir().join(unique("absent")).join("consumer.properties");
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&missing), "--producer.config", &path(&p), "--whitelist", ".*"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("cannot read properties file") && out.contains(&path(&missing)), "{out}");
+    let c = props("consumer.properties", &[s("bootstrap.servers=127.0.0.1:1")]);
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", ".*"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("group.id is missing"), "{out}");
+}
+
+#[test]
+fn refuses_to_mirror_a_cluster_onto_itself() {
+    require(&target());
+    let group = unique("loop");
+    let c = consumer_props(&target(), &group);
+    let p = producer_props(&target());
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", ".*"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("point at the same cluster"), "{out}");
+    // Same cluster reached under another name: caught by the cluster id.
+    let other_name = target().replace("127.0.0.1", "localhost");
+    let p2 = producer_props(&other_name);
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p2), "--whitelist", ".*"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("cluster id"), "{out}");
+    // Renaming topics makes it legitimate.
+    let mut m = Mirror::start(&[
+        s("--consumer.config"), path(&c), s("--producer.config"), path(&p2), s("--whitelist"), format!("{group}-nothing"),
+        s("--message.handler"), s("topic-prefix"), s("--message.handler.args"), s("copy."),
+    ]);
+    m.wait_for_log("Starting mirror maker");
+    assert_eq!(m.stop(), 0, "{}", m.output());
+}
+
+#[test]
+fn a_second_signal_exits_at_once() {
+    require(&source());
+    // A target nobody listens on: the first SIGTERM waits for the drain
+    // deadline (10 minutes here), the second must end it at once.
+    let id = unique("sig");
+    let t = format!("{id}-t");
+    create_topic(&source(), &t, 1, &[]);
+    produce(&source(), &t, &sample_records(&t, 10));
+    let group = unique("sig");
+    let mut m = Mirror::start(&[
+        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props("127.0.0.1:9")),
+        s("--whitelist"), t.clone(), s("--drain.timeout.ms"), s("600000"),
+    ]);
+    m.wait_for_log("assigned 1 partitions");
+    m.signal("TERM");
+    m.wait_for_log("Start clean shutdown.");
+    m.signal("TERM");
+    assert_eq!(m.wait(), 130, "{}", m.output());
+    // Nothing was delivered, so nothing may be committed.
+    for (p, committed, _) in committed_and_end(&source(), &group, &t) {
+        assert_eq!(committed, None, "partition {p} committed although nothing reached the target");
+    }
+}

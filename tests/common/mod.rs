@@ -1,0 +1,375 @@
+//! Shared helpers for the end-to-end tests: real clusters, the real binary.
+//!
+//! The clusters are started by `scripts/clusters start` (the README's test
+//! command does it); their addresses come from MM_SOURCE_BOOTSTRAP,
+//! MM_TARGET_BOOTSTRAP and MM_EXTRA_BOOTSTRAP. Every test uses topic and group
+//! names of its own, so tests can share the clusters and run in parallel.
+//! Waits are conditions with generous deadlines, never fixed sleeps.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::Read;
+use std::path::PathBuf;
+use std::pin::pin;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::ClientConfig;
+
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_string())
+}
+
+pub fn source() -> String {
+    env_or("MM_SOURCE_BOOTSTRAP", "127.0.0.1:19092")
+}
+
+pub fn target() -> String {
+    env_or("MM_TARGET_BOOTSTRAP", "127.0.0.1:29092")
+}
+
+pub fn extra() -> String {
+    env_or("MM_EXTRA_BOOTSTRAP", "127.0.0.1:39092")
+}
+
+/// Fails the test with the fix when a cluster is not up.
+pub fn require(bootstrap: &str) {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    if c.fetch_metadata(None, Duration::from_secs(15)).is_err() {
+        panic!("no Kafka broker answers at {bootstrap}: start the test clusters with 'scripts/clusters start' (or run all tests with 'scripts/test')");
+    }
+}
+
+/// A name no other test (or earlier run) uses.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_000;
+    format!("{prefix}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Runs a future to completion on this thread (the admin client's futures
+/// are driven by its own polling thread; we only wait).
+pub fn block_on<F: Future>(f: F) -> F::Output {
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+pub fn create_topic(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let mut t = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    for (k, v) in configs {
+        t = t.set(k, v);
+    }
+    let res = block_on(admin.create_topics(&[t], &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))))).unwrap();
+    for r in res {
+        r.unwrap_or_else(|(t, e)| panic!("create topic {t} on {bootstrap}: {e}"));
+    }
+    wait_until("topic metadata", || partitions_of(bootstrap, name) == Some(partitions as usize));
+}
+
+pub fn partitions_of(bootstrap: &str, topic: &str) -> Option<usize> {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let md = c.fetch_metadata(Some(topic), Duration::from_secs(10)).ok()?;
+    md.topics().iter().find(|t| t.name() == topic).filter(|t| t.error().is_none() && !t.partitions().is_empty()).map(|t| t.partitions().len())
+}
+
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out after {DEADLINE:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A record as the tests write and read it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Rec {
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub timestamp: Option<i64>,
+}
+
+impl Rec {
+    pub fn seq(&self) -> Option<u64> {
+        self.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok())
+    }
+}
+
+/// Keyed, unkeyed and tombstone records with headers and explicit timestamps.
+/// Timestamps are recent (an hour ago onwards): older ones would fall to the
+/// brokers' 7-day retention and vanish mid-test.
+pub fn sample_records(topic: &str, n: usize) -> Vec<Rec> {
+    let base = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64 - 3_600_000;
+    (0..n)
+        .map(|i| Rec {
+            key: (i % 5 != 4).then(|| format!("key-{}", i % 23).into_bytes()),
+            value: (i % 17 != 16).then(|| format!("{topic}:{i}:{}", "x".repeat(i % 200)).into_bytes()),
+            headers: vec![("seq".into(), i.to_string().into_bytes()), ("h2".into(), vec![0, 1, 2, (i % 256) as u8])],
+            timestamp: Some(base + i as i64),
+        })
+        .collect()
+}
+
+pub fn produce(bootstrap: &str, topic: &str, records: &[Rec]) {
+    produce_to(bootstrap, topic, None, records)
+}
+
+pub fn produce_to(bootstrap: &str, topic: &str, partition: Option<i32>, records: &[Rec]) {
+    let p: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("partitioner", "murmur2_random")
+        .set("enable.idempotence", "true")
+        .set("message.max.bytes", "10000000")
+        .create()
+        .unwrap();
+    for r in records {
+        let mut h = OwnedHeaders::new();
+        for (k, v) in &r.headers {
+            h = h.insert(Header { key: k, value: Some(v) });
+        }
+        let mut rec: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).headers(h);
+        if let Some(ts) = r.timestamp {
+            rec = rec.timestamp(ts);
+        }
+        if let Some(p) = partition {
+            rec = rec.partition(p);
+        }
+        if let Some(k) = &r.key {
+            rec = rec.key(k.as_slice());
+        }
+        if let Some(v) = &r.value {
+            rec = rec.payload(v.as_slice());
+        }
+        let mut rec = rec;
+        loop {
+            match p.send(rec) {
+                Ok(()) => break,
+                Err((e, back)) => {
+                    assert!(matches!(e, rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull)), "produce: {e}");
+                    rec = back;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+    p.flush(Duration::from_secs(60)).expect("flush test records");
+}
+
+/// A record read back, with where it landed.
+#[derive(Debug, Clone)]
+pub struct Landed {
+    pub partition: i32,
+    pub offset: i64,
+    pub rec: Rec,
+}
+
+/// Reads a topic from the beginning until `count` records arrived (or the
+/// deadline), then keeps reading for `settle` to catch extras.
+pub fn read_topic(bootstrap: &str, topic: &str, count: usize, settle: Duration) -> Vec<Landed> {
+    let parts = partitions_of(bootstrap, topic).unwrap_or(0);
+    let mut out = Vec::new();
+    if parts == 0 {
+        return out;
+    }
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", unique("reader"))
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_uncommitted")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    for p in 0..parts as i32 {
+        list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
+    }
+    c.assign(&list).unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    let mut settle_until: Option<Instant> = None;
+    loop {
+        if out.len() >= count && settle_until.is_none() {
+            settle_until = Some(Instant::now() + settle);
+        }
+        if settle_until.is_some_and(|t| Instant::now() >= t) || Instant::now() >= deadline {
+            break;
+        }
+        if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {
+            let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
+            out.push(Landed {
+                partition: m.partition(),
+                offset: m.offset(),
+                rec: Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis() },
+            });
+        }
+    }
+    out
+}
+
+/// The group's committed offset and the end offset, per partition.
+pub fn committed_and_end(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32, Option<i64>, i64)> {
+    let parts = partitions_of(bootstrap, topic).expect("topic exists");
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", group).create().unwrap();
+    let mut list = TopicPartitionList::new();
+    for p in 0..parts as i32 {
+        list.add_partition(topic, p);
+    }
+    let committed = c.committed_offsets(list, Duration::from_secs(15)).unwrap();
+    committed
+        .elements()
+        .iter()
+        .map(|e| {
+            let (_, high) = c.fetch_watermarks(topic, e.partition(), Duration::from_secs(15)).unwrap();
+            let off = match e.offset() {
+                Offset::Offset(o) => Some(o),
+                _ => None,
+            };
+            (e.partition(), off, high)
+        })
+        .collect()
+}
+
+/// Checks every expected record arrived (by seq) with identical content.
+/// Returns the number of duplicates (at-least-once redelivery).
+pub fn assert_same_records(topic: &str, expected: &[Rec], landed: &[Landed]) -> usize {
+    let mut by_seq: HashMap<u64, &Rec> = HashMap::new();
+    let mut dups = 0;
+    for l in landed {
+        let seq = l.rec.seq().unwrap_or_else(|| panic!("{topic}: record without seq header: {:?}", l.rec));
+        if let Some(prev) = by_seq.insert(seq, &l.rec) {
+            assert_eq!(prev, &l.rec, "{topic}: duplicate of seq {seq} differs");
+            dups += 1;
+        }
+    }
+    let missing: Vec<u64> = (0..expected.len() as u64).filter(|s| !by_seq.contains_key(s)).collect();
+    assert!(missing.is_empty(), "{topic}: {} of {} records missing, e.g. seq {:?}", missing.len(), expected.len(), &missing[..missing.len().min(10)]);
+    assert_eq!(by_seq.len(), expected.len(), "{topic}: unexpected extra records");
+    for (i, e) in expected.iter().enumerate() {
+        assert_eq!(by_seq[&(i as u64)], e, "{topic}: record {i} differs");
+    }
+    dups
+}
+
+/// A properties file in a temporary directory.
+pub fn props(name: &str, lines: &[String]) -> PathBuf {
+    let dir = std::env::temp_dir().join(unique("mm-e2e"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+pub fn consumer_props(bootstrap: &str, group: &str) -> PathBuf {
+    props("consumer.properties", &[format!("bootstrap.servers={bootstrap}"), format!("group.id={group}"), "auto.offset.reset=earliest".into()])
+}
+
+pub fn producer_props(bootstrap: &str) -> PathBuf {
+    props("producer.properties", &[format!("bootstrap.servers={bootstrap}")])
+}
+
+/// The real binary, run as a user would; its log goes to a file.
+pub struct Mirror {
+    child: Child,
+    pub log: PathBuf,
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mirror-maker")
+}
+
+impl Mirror {
+    pub fn start(args: &[String]) -> Mirror {
+        let log = std::env::temp_dir().join(format!("{}.log", unique("mirror")));
+        let file = std::fs::File::create(&log).unwrap();
+        let child = Command::new(bin())
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .spawn()
+            .expect("start mirror-maker");
+        Mirror { child, log }
+    }
+
+    pub fn output(&self) -> String {
+        let mut s = String::new();
+        std::fs::File::open(&self.log).unwrap().read_to_string(&mut s).unwrap();
+        s
+    }
+
+    pub fn wait_for_log(&self, needle: &str) {
+        wait_until(&format!("'{needle}' in the mirror's log {}", self.log.display()), || self.output().contains(needle));
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill").args([&format!("-{sig}"), &self.child.id().to_string()]).status().unwrap().success();
+        assert!(ok, "kill -{sig}");
+    }
+
+    /// Waits for the exit status (panics after the deadline).
+    pub fn wait(&mut self) -> i32 {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                use std::os::unix::process::ExitStatusExt;
+                return st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
+            }
+            assert!(Instant::now() < deadline, "mirror did not exit; log:\n{}", self.output());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn stop(&mut self) -> i32 {
+        self.signal("TERM");
+        self.wait()
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the binary to completion (for errors that stop it at once).
+pub fn run_to_exit(args: &[&str]) -> (i32, String) {
+    let out = Command::new(bin()).args(args).stdin(Stdio::null()).output().expect("run mirror-maker");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+pub fn s(v: &str) -> String {
+    v.to_string()
+}
+
+pub fn path(p: &std::path::Path) -> String {
+    p.display().to_string()
+}
