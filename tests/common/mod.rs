@@ -345,6 +345,21 @@ impl Mirror {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Still running?
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Peak resident memory so far (VmHWM), in KiB.
+    pub fn peak_rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0)
+    }
+
     /// SIGTERM, then the exit status.
     pub fn stop(&mut self) -> i32 {
         self.signal("TERM");
@@ -372,4 +387,16 @@ pub fn s(v: &str) -> String {
 
 pub fn path(p: &std::path::Path) -> String {
     p.display().to_string()
+}
+
+/// Stops, starts or restarts one broker of the test clusters, keeping its data.
+pub fn broker(action: &str, name: &str) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/clusters");
+    let out = Command::new(script).args([action, name]).stdin(Stdio::null()).output().expect("run scripts/clusters");
+    assert!(out.status.success(), "scripts/clusters {action} {name}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Sum of the group's committed offsets and of the end offsets over a topic.
+pub fn progress(bootstrap: &str, group: &str, topic: &str) -> (i64, i64) {
+    committed_and_end(bootstrap, group, topic).iter().fold((0, 0), |(c, e), (_, co, en)| (c + co.unwrap_or(0), e + en))
 }

@@ -1,0 +1,186 @@
+//! The fault suite against real brokers: kill -9 cycles, the target down,
+//! the source restarted, SIGTERM under load (target up and down). Each
+//! scenario prints records produced, mirrored, missing and duplicated, and
+//! fails on any missing record. Scenarios stop and start brokers, so they
+//! run one at a time (a process-wide lock), and `scripts/test` runs this
+//! binary after the others. `scripts/chaos` runs it alone.
+//!
+//! MM_CHAOS_RECORDS (default 500000) sizes the kill -9 run; MM_CHAOS_OUTAGE_SECS
+//! (default 60) is how long the target stays down.
+
+mod common;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A pseudo-random number in [lo, hi) from the clock (no extra crate).
+fn jitter(lo: u64, hi: u64) -> u64 {
+    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    lo + (n.wrapping_mul(6364136223846793005) >> 33) % (hi - lo)
+}
+
+fn mirror(group: &str, topic: &str, extra: &[&str]) -> Mirror {
+    let mut args = vec![
+        s("--consumer.config"), path(&consumer_props(&source(), group)), s("--producer.config"), path(&producer_props(&target())),
+        s("--whitelist"), topic.to_string(), s("--offset.commit.interval.ms"), s("1000"),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    Mirror::start(&args)
+}
+
+fn all_committed(group: &str, topic: &str) -> bool {
+    let (c, e) = progress(&source(), group, topic);
+    c == e
+}
+
+/// Reads the target and reports; panics on any missing record.
+fn verify(scenario: &str, topic: &str, recs: &[Rec], extra: &str) {
+    let landed = read_topic(&target(), topic, recs.len(), Duration::from_secs(3));
+    let dups = assert_same_records(topic, recs, &landed);
+    println!("CHAOS {scenario}: produced {}, mirrored {} distinct, missing 0, duplicates {dups}{extra}", recs.len(), recs.len());
+}
+
+fn seq_records(topic: &str, from: usize, n: usize) -> Vec<Rec> {
+    sample_records(topic, from + n).split_off(from)
+}
+
+#[test]
+fn s1_kill_minus_nine_cycles_lose_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require(&source());
+    require(&target());
+    let n = env_num("MM_CHAOS_RECORDS", 500_000) as usize;
+    let t = unique("chaos-kill");
+    create_topic(&source(), &t, 4, &[]);
+    let recs = sample_records(&t, n);
+    produce(&source(), &t, &recs);
+    let group = unique("kill");
+    let started = Instant::now();
+    for cycle in 0..10 {
+        let mut m = mirror(&group, &t, &[]);
+        let wait = jitter(500, 3000);
+        std::thread::sleep(Duration::from_millis(wait));
+        m.signal("KILL");
+        let code = m.wait();
+        let (c, e) = progress(&source(), &group, &t);
+        println!("CHAOS s1: cycle {cycle}: kill -9 after {wait} ms (exit {code}), committed {c} of {e}");
+    }
+    let mut m = mirror(&group, &t, &[]);
+    wait_until("mirror catches up after the kills", || all_committed(&group, &t));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    verify("s1 kill -9 x10", &t, &recs, &format!(", total {:.1}s", started.elapsed().as_secs_f64()));
+}
+
+#[test]
+fn s2_target_down_then_back_loses_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require(&source());
+    require(&target());
+    let outage = env_num("MM_CHAOS_OUTAGE_SECS", 60);
+    let t = unique("chaos-target");
+    create_topic(&source(), &t, 4, &[]);
+    let mut recs = sample_records(&t, 100_000);
+    produce(&source(), &t, &recs);
+    let group = unique("tdown");
+    let mut m = mirror(&group, &t, &[]);
+    wait_until("some progress", || progress(&source(), &group, &t).0 > 0);
+    broker("stop-broker", "target");
+    let more = seq_records(&t, 100_000, 100_000);
+    produce(&source(), &t, &more);
+    recs.extend(more);
+    let down_at = Instant::now();
+    while down_at.elapsed() < Duration::from_secs(outage) {
+        assert!(m.alive(), "the mirror exited while the target was down:\n{}", m.output());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let rss_down_mb = m.peak_rss_kb() / 1024;
+    broker("start-broker", "target");
+    let back = Instant::now();
+    wait_until("catch-up after the target returned", || all_committed(&group, &t));
+    let catch_up = back.elapsed();
+    assert!(m.alive(), "{}", m.output());
+    let peak_mb = m.peak_rss_kb() / 1024;
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    // Bounded by --queue.size and the producer buffer (32 MiB), not by the backlog.
+    assert!(peak_mb < 400, "peak RSS {peak_mb} MiB exceeds the documented 400 MiB bound");
+    verify(
+        "s2 target down",
+        &t,
+        &recs,
+        &format!(", outage {outage}s, caught up {:.1}s after the target returned, peak RSS {peak_mb} MiB ({rss_down_mb} MiB during the outage)", catch_up.as_secs_f64()),
+    );
+}
+
+#[test]
+fn s3_source_restart_loses_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require(&source());
+    require(&target());
+    let t = unique("chaos-source");
+    create_topic(&source(), &t, 4, &[]);
+    let mut recs = sample_records(&t, 100_000);
+    produce(&source(), &t, &recs);
+    let group = unique("sdown");
+    let mut m = mirror(&group, &t, &[]);
+    wait_until("some progress", || progress(&source(), &group, &t).0 > 0);
+    broker("restart-broker", "source");
+    let more = seq_records(&t, 100_000, 100_000);
+    produce(&source(), &t, &more);
+    recs.extend(more);
+    wait_until("catch-up after the source restart", || all_committed(&group, &t));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    verify("s3 source restart", &t, &recs, "");
+}
+
+#[test]
+fn s4_sigterm_under_load_with_target_up_and_down() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require(&source());
+    require(&target());
+    let t = unique("chaos-term");
+    create_topic(&source(), &t, 4, &[]);
+    let mut recs = sample_records(&t, 300_000);
+    produce(&source(), &t, &recs);
+    let group = unique("term");
+
+    // Target up: a clean exit 0 well within 30 s.
+    let mut m = mirror(&group, &t, &[]);
+    wait_until("some progress", || progress(&source(), &group, &t).0 > 0);
+    let t0 = Instant::now();
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    let up_exit = t0.elapsed();
+    assert!(up_exit < Duration::from_secs(30), "SIGTERM took {up_exit:?}");
+
+    // Target down: exit within the drain timeout, status 3, nothing undelivered committed.
+    let mut m = mirror(&group, &t, &["--drain.timeout.ms", "5000"]);
+    m.wait_for_log("assigned 4 partitions");
+    broker("stop-broker", "target");
+    let more = seq_records(&t, 300_000, 50_000);
+    produce(&source(), &t, &more);
+    recs.extend(more);
+    let t1 = Instant::now();
+    let code = m.stop();
+    let down_exit = t1.elapsed();
+    assert!(down_exit < Duration::from_secs(5 + 25), "exit took {down_exit:?} with a 5 s drain timeout:\n{}", m.output());
+    assert_eq!(code, 3, "undelivered records at the drain deadline must give exit 3:\n{}", m.output());
+    broker("start-broker", "target");
+
+    // After a restart: 0 missing.
+    let mut m = mirror(&group, &t, &[]);
+    wait_until("catch-up after restart", || all_committed(&group, &t));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    verify(
+        "s4 SIGTERM",
+        &t,
+        &recs,
+        &format!(", exit 0 in {:.1}s with the target up; exit {code} in {:.1}s with the target down (drain timeout 5s)", up_exit.as_secs_f64(), down_exit.as_secs_f64()),
+    );
+}

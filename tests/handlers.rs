@@ -1,0 +1,84 @@
+//! End-to-end: the built-in message handlers between real clusters.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+fn run_handler(topic_on_source: &str, handler: &[&str], n: usize) -> (String, Vec<Rec>) {
+    let recs = sample_records(topic_on_source, n);
+    produce(&source(), topic_on_source, &recs);
+    let group = unique("handler");
+    let mut args = vec![
+        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
+        s("--whitelist"), topic_on_source.to_string(), s("--offset.commit.interval.ms"), s("500"),
+    ];
+    args.extend(handler.iter().map(|a| a.to_string()));
+    let mut m = Mirror::start(&args);
+    wait_until("handler run committed", || committed_and_end(&source(), &group, topic_on_source).iter().all(|(_, c, e)| *c == Some(*e)));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    (group, recs)
+}
+
+#[test]
+fn topic_prefix_and_rename() {
+    require(&source());
+    require(&target());
+    let t = unique("pfx");
+    create_topic(&source(), &t, 2, &[]);
+    let (_, recs) = run_handler(&t, &["--message.handler", "topic-prefix", "--message.handler.args", "dr."], 200);
+    let landed = read_topic(&target(), &format!("dr.{t}"), 200, Duration::from_secs(2));
+    assert_eq!(assert_same_records(&t, &recs, &landed), 0);
+    assert_eq!(partitions_of(&target(), &t), None, "the unprefixed name must not be written");
+
+    let t2 = unique("ren");
+    create_topic(&source(), &t2, 1, &[]);
+    let renamed = format!("{t2}-copy");
+    let (_, recs) = run_handler(&t2, &["--message.handler", "topic-rename", "--message.handler.args", &format!("{t2}:{renamed}")], 100);
+    assert_eq!(assert_same_records(&t2, &recs, &read_topic(&target(), &renamed, 100, Duration::from_secs(2))), 0);
+}
+
+#[test]
+fn partition_preserving_keeps_source_partitions() {
+    require(&source());
+    require(&target());
+    let t = unique("pp");
+    create_topic(&source(), &t, 4, &[]);
+    create_topic(&target(), &t, 4, &[]);
+    let recs = sample_records(&t, 400);
+    // Unkeyed records too, spread over explicit partitions.
+    for p in 0..4 {
+        let part: Vec<Rec> = recs.iter().enumerate().filter(|(i, _)| (*i % 4) as i32 == p).map(|(_, r)| r.clone()).collect();
+        produce_to(&source(), &t, Some(p), &part);
+    }
+    let group = unique("pp");
+    let mut m = Mirror::start(&[
+        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
+        s("--whitelist"), t.clone(), s("--message.handler"), s("partition-preserving"), s("--offset.commit.interval.ms"), s("500"),
+    ]);
+    wait_until("committed", || committed_and_end(&source(), &group, &t).iter().all(|(_, c, e)| *c == Some(*e)));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    let landed = read_topic(&target(), &t, 400, Duration::from_secs(2));
+    assert_eq!(assert_same_records(&t, &recs, &landed), 0);
+    for l in &landed {
+        let seq = l.rec.seq().unwrap();
+        assert_eq!(l.partition as u64, seq % 4, "record {seq} left its source partition");
+    }
+}
+
+#[test]
+fn partition_preserving_refuses_a_smaller_target() {
+    require(&source());
+    require(&target());
+    let t = unique("pp-small");
+    create_topic(&source(), &t, 4, &[]);
+    create_topic(&target(), &t, 2, &[]);
+    let group = unique("pp-small");
+    let mut m = Mirror::start(&[
+        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
+        s("--whitelist"), t.clone(), s("--message.handler"), s("partition-preserving"),
+    ]);
+    assert_eq!(m.wait(), 255, "{}", m.output());
+    assert!(m.output().contains("has 2 partitions but source topic"), "{}", m.output());
+}
