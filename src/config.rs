@@ -543,6 +543,7 @@ fn consumer_defaults(file: &PropertiesFile, s: &mut ClientSettings) -> Result<()
     s.default("isolation.level", "read_uncommitted", "Java consumer default (MM1 mirrored every record)");
     s.default("partition.assignment.strategy", "range", "Java MM1 default: lets Java MM1 instances share the group");
     s.default("check.crcs", "true", "Java consumer default");
+    s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
     Ok(())
 }
 
@@ -584,6 +585,7 @@ fn producer_defaults(s: &mut ClientSettings) {
     s.default("partitioner", "murmur2_random", "Java DefaultPartitioner placement of keyed records");
     s.default("message.max.bytes", "1048576", "Java max.request.size default");
     s.default("queue.buffering.max.kbytes", "32768", "Java buffer.memory default (32 MiB) bounds memory");
+    s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
 }
 
 #[cfg(test)]

@@ -86,15 +86,40 @@ impl ConsumerContext for StreamContext {
         }
     }
 
-    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         match rebalance {
             Rebalance::Assign(list) => {
                 let mut names: Vec<String> = list.elements().iter().map(|e| format!("{}-{}", e.topic(), e.partition())).collect();
                 names.sort();
                 info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
+                self.report_gaps(consumer, list);
             }
             Rebalance::Error(e) => warn!("[{}] rebalance error: {e}", self.name),
             Rebalance::Revoke(_) => {}
+        }
+    }
+}
+
+impl StreamContext {
+    /// MM1 and MM2 skip silently when retention deleted records the group
+    /// had not mirrored yet. We say so, with the count, on every assignment.
+    fn report_gaps(&self, consumer: &BaseConsumer<Self>, list: &TopicPartitionList) {
+        let Ok(committed) = consumer.committed_offsets(list.clone(), Duration::from_secs(10)) else { return };
+        for e in committed.elements() {
+            let Offset::Offset(c) = e.offset() else { continue };
+            let Ok((low, _)) = consumer.fetch_watermarks(e.topic(), e.partition(), Duration::from_secs(10)) else { continue };
+            if c < low {
+                let lost = (low - c) as u64;
+                Metrics::add(&self.metrics.gap_offsets, lost);
+                error!(
+                    "[{}] GAP in {}-{}: the group's committed offset {c} is no longer on the source (its log starts at {low}); \
+                     {lost} offsets were deleted by retention before they were mirrored. Mirroring resumes at {low}. \
+                     Raise retention on the source or keep the mirror running to avoid this.",
+                    self.name,
+                    e.topic(),
+                    e.partition()
+                );
+            }
         }
     }
 }

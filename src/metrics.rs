@@ -17,6 +17,8 @@ pub struct Metrics {
     pub commits: AtomicU64,
     pub commit_failures: AtomicU64,
     pub rebalances: AtomicU64,
+    /// Source offsets deleted by retention before they were mirrored.
+    pub gap_offsets: AtomicU64,
 }
 
 impl Metrics {
@@ -30,7 +32,7 @@ impl Metrics {
 
     pub fn summary(&self) -> String {
         format!(
-            "consumed {} records ({} bytes), produced {} records ({} bytes), dropped {}, {} commits ({} failed), {} rebalances",
+            "consumed {} records ({} bytes), produced {} records ({} bytes), dropped {}, {} commits ({} failed), {} rebalances, {} offsets lost to source retention",
             Self::get(&self.consumed),
             Self::get(&self.consumed_bytes),
             Self::get(&self.produced),
@@ -39,6 +41,7 @@ impl Metrics {
             Self::get(&self.commits),
             Self::get(&self.commit_failures),
             Self::get(&self.rebalances),
+            Self::get(&self.gap_offsets),
         )
     }
 }

@@ -150,6 +150,13 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         for j in 0..opts.num_streams {
             let mut cfg = source.settings.client_config();
             cfg.set("client.id", format!("{group}-{j}"));
+            // Static membership: every stream is a member of its own, so each
+            // needs its own instance id; stable across restarts, so a restarted
+            // mirror gets its partitions back without a rebalance.
+            if let Some(instance) = source.settings.get("group.instance.id") {
+                let id = if plan.sources.len() > 1 { format!("{instance}-{si}-{j}") } else { format!("{instance}-{j}") };
+                cfg.set("group.instance.id", id);
+            }
             let name = if plan.sources.len() > 1 { format!("mirrormaker-thread-{si}-{j}") } else { format!("mirrormaker-thread-{j}") };
             let ctx = StreamContext {
                 name: name.clone(),

@@ -4,7 +4,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use common::*;
 use mirror_maker::partitioner::java_partition;
@@ -88,14 +87,14 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     }
     assert!(!log.lines().any(|l| l.contains("subscribed to") && l.contains("__")), "internal topic subscribed:\n{log}");
 
-    let landed_a = read_topic(&target(), &a, 2000, Duration::from_secs(3));
+    let landed_a = read_topic(&target(), &a);
     let dups_a = assert_same_records(&a, &recs_a, &landed_a);
     assert_murmur2_placement(&a, &landed_a, 4);
     assert_key_order(&a, &landed_a);
-    let landed_b = read_topic(&target(), &b, 500, Duration::from_secs(2));
+    let landed_b = read_topic(&target(), &b);
     let dups_b = assert_same_records(&b, &recs_b, &landed_b);
     assert_key_order(&b, &landed_b);
-    let landed_late = read_topic(&target(), &late, 300, Duration::from_secs(2));
+    let landed_late = read_topic(&target(), &late);
     let dups_late = assert_same_records(&late, &recs_late, &landed_late);
     // Nothing failed in this run, so nothing may have been sent twice.
     assert_eq!((dups_a, dups_b, dups_late), (0, 0, 0), "duplicates in a fault-free run");
@@ -127,8 +126,8 @@ fn two_sources_into_one_target() {
     ]);
     wait_until("both sources committed", || all_committed(&source(), &g1, &t1) && all_committed(&extra(), &g2, &t2));
     assert_eq!(m.stop(), 0, "log:\n{}", m.output());
-    assert_eq!(assert_same_records(&t1, &r1, &read_topic(&target(), &t1, 400, Duration::from_secs(2))), 0);
-    assert_eq!(assert_same_records(&t2, &r2, &read_topic(&target(), &t2, 600, Duration::from_secs(2))), 0);
+    assert_eq!(assert_same_records(&t1, &r1, &read_topic(&target(), &t1)), 0);
+    assert_eq!(assert_same_records(&t2, &r2, &read_topic(&target(), &t2)), 0);
 }
 
 #[test]
@@ -153,8 +152,8 @@ fn fan_out_to_two_targets_with_distinct_groups() {
     wait_until("both fan-out groups committed", || all_committed(&source(), &g1, &t) && all_committed(&source(), &g2, &t));
     assert_eq!(m1.stop(), 0, "log:\n{}", m1.output());
     assert_eq!(m2.stop(), 0, "log:\n{}", m2.output());
-    assert_eq!(assert_same_records(&t, &recs, &read_topic(&target(), &t, 800, Duration::from_secs(2))), 0);
-    assert_eq!(assert_same_records(&t, &recs, &read_topic(&extra(), &t, 800, Duration::from_secs(2))), 0);
+    assert_eq!(assert_same_records(&t, &recs, &read_topic(&target(), &t)), 0);
+    assert_eq!(assert_same_records(&t, &recs, &read_topic(&extra(), &t)), 0);
 }
 
 #[test]
@@ -186,7 +185,7 @@ fn two_instances_in_one_group_split_the_partitions() {
     wait_until("group committed", || all_committed(&source(), &group, &t));
     assert_eq!(m1.stop(), 0, "log:\n{}", m1.output());
     assert_eq!(m2.stop(), 0, "log:\n{}", m2.output());
-    let landed = read_topic(&target(), &t, 3000, Duration::from_secs(3));
+    let landed = read_topic(&target(), &t);
     let dups = assert_same_records(&t, &recs, &landed);
     assert_key_order(&t, &landed);
     assert_committed_at_end(&source(), &group, &t);

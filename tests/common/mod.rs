@@ -190,9 +190,9 @@ pub struct Landed {
     pub rec: Rec,
 }
 
-/// Reads a topic from the beginning until `count` records arrived (or the
-/// deadline), then keeps reading for `settle` to catch extras.
-pub fn read_topic(bootstrap: &str, topic: &str, count: usize, settle: Duration) -> Vec<Landed> {
+/// Reads a topic from the beginning up to the end offsets it has now, on
+/// every partition (the tests read after the mirror has stopped).
+pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let parts = partitions_of(bootstrap, topic).unwrap_or(0);
     let mut out = Vec::new();
     if parts == 0 {
@@ -206,20 +206,22 @@ pub fn read_topic(bootstrap: &str, topic: &str, count: usize, settle: Duration) 
         .create()
         .unwrap();
     let mut list = TopicPartitionList::new();
+    let mut remaining: HashMap<i32, i64> = HashMap::new();
     for p in 0..parts as i32 {
         list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
+        let (low, high) = c.fetch_watermarks(topic, p, Duration::from_secs(15)).unwrap();
+        if high > low {
+            remaining.insert(p, high);
+        }
     }
     c.assign(&list).unwrap();
     let deadline = Instant::now() + DEADLINE;
-    let mut settle_until: Option<Instant> = None;
-    loop {
-        if out.len() >= count && settle_until.is_none() {
-            settle_until = Some(Instant::now() + settle);
-        }
-        if settle_until.is_some_and(|t| Instant::now() >= t) || Instant::now() >= deadline {
-            break;
-        }
+    while !remaining.is_empty() {
+        assert!(Instant::now() < deadline, "{topic}: could not read up to the end offsets; partitions left: {remaining:?}");
         if let Some(Ok(m)) = c.poll(Duration::from_millis(100)) {
+            if remaining.get(&m.partition()).is_some_and(|end| m.offset() + 1 >= *end) {
+                remaining.remove(&m.partition());
+            }
             let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
             out.push(Landed {
                 partition: m.partition(),
@@ -239,7 +241,18 @@ pub fn committed_and_end(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32,
     for p in 0..parts as i32 {
         list.add_partition(topic, p);
     }
-    let committed = c.committed_offsets(list, Duration::from_secs(15)).unwrap();
+    // The group coordinator may still be loading right after a (re)start:
+    // NotCoordinator and the like are retried until the deadline.
+    let deadline = Instant::now() + DEADLINE;
+    let committed = loop {
+        match c.committed_offsets(list.clone(), Duration::from_secs(15)) {
+            Ok(c) => break c,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "read committed offsets of {group}: {e}");
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+    };
     committed
         .elements()
         .iter()
