@@ -67,7 +67,7 @@ impl DeliveryContext {
                  message.max.bytes/max.request.size; raise the limit on the target topic, or lower batch.size in the producer file)"
             }
             Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (the producer's principal may not write to this topic; grant WRITE on it)",
-            Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
+            Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
                 " (the topic does not exist on the target and the broker does not create topics; create it first)"
             }
             _ => "",
@@ -77,9 +77,15 @@ impl DeliveryContext {
             ack.offset
         );
         if self.abort_on_send_failure {
+            ack.failed();
+            // The first failure says it all; the records behind it fail the
+            // same way while the mirror stops, so they go to the debug log.
+            if self.shutdown.code() == exit::FAILURE {
+                log::debug!("{what}");
+                return;
+            }
             error!("{what}");
             error!("Closing producer due to send failure (--abort.on.send.failure true): offset {} of {topic}-{partition} and later are not committed", ack.offset);
-            ack.failed();
             self.shutdown.fail(exit::FAILURE, what);
         } else {
             warn!("{what}; skipped and counted as dropped (--abort.on.send.failure false)");

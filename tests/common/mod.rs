@@ -404,8 +404,17 @@ pub fn path(p: &std::path::Path) -> String {
 
 /// Stops, starts or restarts one broker of the test clusters, keeping its data.
 pub fn broker(action: &str, name: &str) {
+    broker_with(action, name, &[]);
+}
+
+/// The same, with environment (e.g. MM_CLUSTER_EXTRA_PROPS_EXTRA) for the broker's config.
+pub fn broker_with(action: &str, name: &str, env: &[(&str, &str)]) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/clusters");
-    let out = Command::new(script).args([action, name]).stdin(Stdio::null()).output().expect("run scripts/clusters");
+    let mut cmd = Command::new(script);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.args([action, name]).stdin(Stdio::null()).output().expect("run scripts/clusters");
     assert!(out.status.success(), "scripts/clusters {action} {name}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
