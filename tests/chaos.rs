@@ -28,17 +28,9 @@ fn jitter(lo: u64, hi: u64) -> u64 {
 }
 
 fn mirror(group: &str, topic: &str, extra: &[&str]) -> Mirror {
-    let mut args = vec![
-        s("--consumer.config"), path(&consumer_props(&source(), group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), topic.to_string(), s("--offset.commit.interval.ms"), s("1000"),
-    ];
-    args.extend(extra.iter().map(|a| a.to_string()));
-    Mirror::start(&args)
-}
-
-fn all_committed(group: &str, topic: &str) -> bool {
-    let (c, e) = progress(&source(), group, topic);
-    c == e
+    let mut opts = vec!["--offset.commit.interval.ms", "1000"];
+    opts.extend_from_slice(extra);
+    Mirror::start(&mirror_args(&source(), group, &target(), topic, &opts))
 }
 
 /// Reads the target and reports; panics on any missing record.
@@ -93,7 +85,7 @@ fn s1_kill_minus_nine_cycles_lose_nothing() {
         last = c;
     }
     let mut m = Mirror::start(&args);
-    wait_until("mirror catches up after the kills", || all_committed(&group, &t));
+    wait_until("mirror catches up after the kills", || all_committed(&source(), &group, &t));
     assert_eq!(m.stop(), 0, "{}", m.output());
     verify("s1 kill -9 x10", &t, &recs, &format!(", total {:.1}s", started.elapsed().as_secs_f64()));
 }
@@ -123,7 +115,7 @@ fn s2_target_down_then_back_loses_nothing() {
     let rss_down_mb = m.peak_rss_kb() / 1024;
     broker("start-broker", "target");
     let back = Instant::now();
-    wait_until("catch-up after the target returned", || all_committed(&group, &t));
+    wait_until("catch-up after the target returned", || all_committed(&source(), &group, &t));
     let catch_up = back.elapsed();
     assert!(m.alive(), "{}", m.output());
     let peak_mb = m.peak_rss_kb() / 1024;
@@ -154,7 +146,7 @@ fn s3_source_restart_loses_nothing() {
     let more = seq_records(&t, 100_000, 100_000);
     produce(&source(), &t, &more);
     recs.extend(more);
-    wait_until("catch-up after the source restart", || all_committed(&group, &t));
+    wait_until("catch-up after the source restart", || all_committed(&source(), &group, &t));
     assert_eq!(m.stop(), 0, "{}", m.output());
     verify("s3 source restart", &t, &recs, "");
 }
@@ -194,7 +186,7 @@ fn s4_sigterm_under_load_with_target_up_and_down() {
 
     // After a restart: 0 missing.
     let mut m = mirror(&group, &t, &[]);
-    wait_until("catch-up after restart", || all_committed(&group, &t));
+    wait_until("catch-up after restart", || all_committed(&source(), &group, &t));
     assert_eq!(m.stop(), 0, "{}", m.output());
     verify(
         "s4 SIGTERM",
@@ -246,6 +238,15 @@ fn delete_records_before(bootstrap: &str, topic: &str, offset: i64) {
 
 #[test]
 fn s5_group_churn_loses_nothing() {
+    churn("range (eager)", None);
+}
+
+#[test]
+fn s5_group_churn_with_cooperative_sticky_loses_nothing() {
+    churn("cooperative-sticky", Some("org.apache.kafka.clients.consumer.CooperativeStickyAssignor"));
+}
+
+fn churn(label: &str, assignor: Option<&str>) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require(&source());
     require(&target());
@@ -254,16 +255,27 @@ fn s5_group_churn_loses_nothing() {
     let mut recs = sample_records(&t, 100_000);
     produce(&source(), &t, &recs);
     let group = unique("churn");
-    let mut a = mirror(&group, &t, &[]);
-    let mut b = mirror(&group, &t, &[]);
+    let mut lines = vec![format!("bootstrap.servers={}", source()), format!("group.id={group}")];
+    if let Some(a) = assignor {
+        lines.push(format!("partition.assignment.strategy={a}"));
+    }
+    let consumer = props("consumer.properties", &lines);
+    let member = || {
+        Mirror::start(&[
+            s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer_props(&target())),
+            s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("1000"),
+        ])
+    };
+    let mut a = member();
+    let mut b = member();
     wait_until("some progress", || progress(&source(), &group, &t).0 > 0);
-    let mut c = mirror(&group, &t, &[]);
-    c.wait_for_log("assigned 2 partitions");
+    let mut c = member();
+    wait_until("the third member owns partitions", || c.output().contains("assigned "));
     let more = seq_records(&t, 100_000, 100_000);
     produce(&source(), &t, &more);
     recs.extend(more);
     assert_eq!(a.stop(), 0, "{}", a.output());
-    wait_until("catch-up after the churn", || all_committed(&group, &t));
+    wait_until("catch-up after the churn", || all_committed(&source(), &group, &t));
     assert_eq!(b.stop(), 0, "{}", b.output());
     assert_eq!(c.stop(), 0, "{}", c.output());
     let landed = read_topic(&target(), &t);
@@ -271,7 +283,7 @@ fn s5_group_churn_loses_nothing() {
     // Revoked partitions are drained and committed before they move, so a
     // clean join or leave duplicates nothing.
     assert_eq!(dups, 0, "duplicates after clean joins and leaves");
-    println!("CHAOS s5 group churn: produced {}, mirrored {} distinct, missing 0, duplicates {dups} (two members, a third joined, one left)", recs.len(), recs.len());
+    println!("CHAOS s5 group churn ({label}): produced {}, mirrored {} distinct, missing 0, duplicates {dups} (two members, a third joined, one left)", recs.len(), recs.len());
 }
 
 #[test]

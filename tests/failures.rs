@@ -22,10 +22,7 @@ fn abort_mode_stops_with_the_records_coordinates_and_never_commits_it() {
     create_topic(&source(), &t, 1, &[]);
     create_topic(&target(), &t, 1, &[("max.message.bytes", "20000")]);
     let group = unique("abort");
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("500"),
-    ]);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--offset.commit.interval.ms", "500"]));
     produce(&source(), &t, &sample_records(&t, 10));
     wait_until("first 10 records committed", || committed_offset(&group, &t) == Some(10));
     // The poison record alone (offset 10), so its batch holds nothing else.
@@ -38,10 +35,7 @@ fn abort_mode_stops_with_the_records_coordinates_and_never_commits_it() {
 
     // After the limit is raised on the target, a restart mirrors it: 0 missing.
     raise_max_message_bytes(&target(), &t);
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("500"),
-    ]);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--offset.commit.interval.ms", "500"]));
     wait_until("poison record mirrored after the fix", || committed_offset(&group, &t) == Some(11));
     assert_eq!(m.stop(), 0, "{}", m.output());
     let landed = read_topic(&target(), &t);
@@ -69,10 +63,7 @@ fn skip_mode_drops_and_counts_only_the_rejected_record() {
     create_topic(&source(), &t, 1, &[]);
     create_topic(&target(), &t, 1, &[("max.message.bytes", "20000")]);
     let group = unique("skip");
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("500"), s("--abort.on.send.failure"), s("false"),
-    ]);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--offset.commit.interval.ms", "500", "--abort.on.send.failure", "false"]));
     let mut recs = sample_records(&t, 10);
     produce(&source(), &t, &recs);
     wait_until("first 10 committed", || committed_offset(&group, &t) == Some(10));

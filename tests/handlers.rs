@@ -9,13 +9,10 @@ fn run_handler(topic_on_source: &str, handler: &[&str], n: usize) -> (String, Ve
     let recs = sample_records(topic_on_source, n);
     produce(&source(), topic_on_source, &recs);
     let group = unique("handler");
-    let mut args = vec![
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), topic_on_source.to_string(), s("--offset.commit.interval.ms"), s("500"),
-    ];
-    args.extend(handler.iter().map(|a| a.to_string()));
-    let mut m = Mirror::start(&args);
-    wait_until("handler run committed", || committed_and_end(&source(), &group, topic_on_source).iter().all(|(_, c, e)| *c == Some(*e)));
+    let mut opts = vec!["--offset.commit.interval.ms", "500"];
+    opts.extend_from_slice(handler);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), topic_on_source, &opts));
+    wait_until("handler run committed", || all_committed(&source(), &group, topic_on_source));
     assert_eq!(m.stop(), 0, "{}", m.output());
     (group, recs)
 }
@@ -52,11 +49,8 @@ fn partition_preserving_keeps_source_partitions() {
         produce_to(&source(), &t, Some(p), &part);
     }
     let group = unique("pp");
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--message.handler"), s("partition-preserving"), s("--offset.commit.interval.ms"), s("500"),
-    ]);
-    wait_until("committed", || committed_and_end(&source(), &group, &t).iter().all(|(_, c, e)| *c == Some(*e)));
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--message.handler", "partition-preserving", "--offset.commit.interval.ms", "500"]));
+    wait_until("committed", || all_committed(&source(), &group, &t));
     assert_eq!(m.stop(), 0, "{}", m.output());
     let landed = read_topic(&target(), &t);
     assert_eq!(assert_same_records(&t, &recs, &landed), 0);
@@ -74,10 +68,7 @@ fn partition_preserving_refuses_a_smaller_target() {
     create_topic(&source(), &t, 4, &[]);
     create_topic(&target(), &t, 2, &[]);
     let group = unique("pp-small");
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--message.handler"), s("partition-preserving"),
-    ]);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--message.handler", "partition-preserving"]));
     assert_eq!(m.wait(), 255, "{}", m.output());
     assert!(m.output().contains("has 2 partitions but source topic"), "{}", m.output());
 }

@@ -305,6 +305,22 @@ pub fn producer_props(bootstrap: &str) -> PathBuf {
     props("producer.properties", &[format!("bootstrap.servers={bootstrap}")])
 }
 
+/// The usual command line: one source group, one target, one topic pattern,
+/// then `extra` options.
+pub fn mirror_args(from: &str, group: &str, to: &str, whitelist: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        s("--consumer.config"), path(&consumer_props(from, group)), s("--producer.config"), path(&producer_props(to)),
+        s("--whitelist"), s(whitelist),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+/// Whether the group has committed the end offset of every partition.
+pub fn all_committed(bootstrap: &str, group: &str, topic: &str) -> bool {
+    committed_and_end(bootstrap, group, topic).iter().all(|(_, c, e)| *c == Some(*e))
+}
+
 /// The real binary, run as a user would; its log goes to a file.
 pub struct Mirror {
     child: Child,
