@@ -41,6 +41,8 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("new.producer", false),
     ("topic.refresh.interval.ms", true),
     ("drain.timeout.ms", true),
+    ("stats.interval.ms", true),
+    ("pid.file", true),
     ("demo", false),
     ("help", false),
     ("version", false),
@@ -64,6 +66,9 @@ pub struct Options {
     pub handler: HandlerSpec,
     pub topic_refresh_interval_ms: u64,
     pub drain_timeout_ms: u64,
+    /// 0 turns the periodic stats line off.
+    pub stats_interval_ms: u64,
+    pub pid_file: Option<PathBuf>,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
     pub notices: Vec<String>,
 }
@@ -71,6 +76,7 @@ pub struct Options {
 pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
 pub const DEFAULT_TOPIC_REFRESH_INTERVAL_MS: u64 = 30_000;
 pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_STATS_INTERVAL_MS: u64 = 30_000;
 
 /// A built-in message handler and its argument string.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +140,8 @@ fn command() -> Command {
         .arg(Arg::new("new.producer").long("new.producer").action(ArgAction::SetTrue).help("Accepted for compatibility; no effect."))
         .arg(value("topic.refresh.interval.ms", "How often source topics are listed to find new matching topics. Default 30000.").value_name("MS"))
         .arg(value("drain.timeout.ms", "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default 60000.").value_name("MS"))
+        .arg(value("stats.interval.ms", "How often a stats line (rates, lag, in flight, dropped) is logged; 0 turns it off. Default 30000.").value_name("MS"))
+        .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
         .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
         .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
         .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
@@ -278,6 +286,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         return Err(UsageError("--topic.refresh.interval.ms must be at least 1".into()));
     }
     let drain_timeout_ms = optional_ms(&m, "drain.timeout.ms")?.unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS);
+    let stats_interval_ms = optional_ms(&m, "stats.interval.ms")?.unwrap_or(DEFAULT_STATS_INTERVAL_MS);
+    let pid_file = m.get_one::<String>("pid.file").map(PathBuf::from);
     let abort_on_send_failure = match m.get_one::<String>("abort.on.send.failure") {
         None => true,
         Some(v) => parse_bool(v).ok_or_else(|| {
@@ -299,6 +309,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         handler,
         topic_refresh_interval_ms,
         drain_timeout_ms,
+        stats_interval_ms,
+        pid_file,
         notices,
     }))
 }
@@ -414,6 +426,9 @@ mod tests {
         assert_eq!(o.handler, HandlerSpec { name: "identity".into(), args: None });
         assert_eq!(o.topic_refresh_interval_ms, 30_000);
         assert_eq!(o.drain_timeout_ms, 60_000);
+        assert_eq!((o.stats_interval_ms, o.pid_file), (30_000, None));
+        let o = run_with(&["--whitelist", ".*", "--stats.interval.ms", "0", "--pid.file=/run/mm.pid"]);
+        assert_eq!((o.stats_interval_ms, o.pid_file), (0, Some(PathBuf::from("/run/mm.pid"))));
     }
 
     #[test]

@@ -44,7 +44,13 @@ pub struct StreamContext {
     pub metrics: Arc<Metrics>,
 }
 
-impl ClientContext for StreamContext {}
+impl ClientContext for StreamContext {
+    fn stats(&self, stats: rdkafka::Statistics) {
+        // consumer_lag is -1 where unknown (partitions not owned, or no commit yet).
+        let lag: i64 = stats.topics.values().flat_map(|t| t.partitions.values()).map(|p| p.consumer_lag.max(0)).sum();
+        self.metrics.lag.lock().unwrap().insert(self.name.clone(), lag);
+    }
+}
 
 fn tps_of(list: &TopicPartitionList) -> Vec<Tp> {
     list.elements().iter().map(|e| (Arc::from(e.topic()), e.partition())).collect()

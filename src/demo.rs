@@ -125,6 +125,8 @@ fn run_demo() -> Result<String, String> {
         handler: HandlerSpec { name: "identity".into(), args: None },
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
+        stats_interval_ms: 0,
+        pid_file: None,
         notices: Vec::new(),
     };
     let plan = pipeline::plan(options).map_err(|err| err.0)?;

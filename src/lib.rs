@@ -6,7 +6,7 @@
 //! partition; [`consumer`] source streams; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters;
-//! [`partitioner`] Java's key placement; [`demo`] the self-contained demo.
+//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`demo`] the self-contained demo.
 
 pub mod cli;
 pub mod config;
@@ -17,6 +17,7 @@ pub mod handler;
 pub mod metrics;
 pub mod offsets;
 pub mod partitioner;
+pub mod pidfile;
 pub mod pipeline;
 pub mod producer;
 pub mod shutdown;

@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use mirror_maker::shutdown::exit;
-use mirror_maker::{cli, demo, pipeline};
+use mirror_maker::{cli, demo, pidfile, pipeline};
 
 fn init_logging() {
     // librdkafka's own chatter stays at warn unless RUST_LOG asks for more.
@@ -48,6 +48,18 @@ fn main() {
             for notice in &options.notices {
                 log::warn!("{notice}");
             }
+            // Held until exit; the kernel releases it however the process ends.
+            let _pid_lock = match options.pid_file.as_deref().map(pidfile::acquire).transpose() {
+                Ok(lock) => lock,
+                Err(e) => {
+                    log::error!("{e}");
+                    eprintln!("mirror-maker: {e}");
+                    std::process::exit(match e {
+                        pidfile::PidFileError::Running { .. } => exit::ALREADY_RUNNING,
+                        pidfile::PidFileError::Io { .. } => exit::CONFIG,
+                    });
+                }
+            };
             match pipeline::plan(options).and_then(pipeline::run) {
                 Ok(code) => code,
                 Err(e) => {

@@ -150,6 +150,10 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         for j in 0..opts.num_streams {
             let mut cfg = source.settings.client_config();
             cfg.set("client.id", format!("{group}-{j}"));
+            if opts.stats_interval_ms > 0 && source.settings.get("statistics.interval.ms").is_none() {
+                // Feeds the lag figure of the stats line.
+                cfg.set("statistics.interval.ms", opts.stats_interval_ms.min(10_000).to_string());
+            }
             // Static membership: every stream is a member of its own, so each
             // needs its own instance id; stable across restarts, so a restarted
             // mirror gets its partitions back without a rebalance.
@@ -225,6 +229,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone()))
         .collect();
     let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
+    let stats = (opts.stats_interval_ms > 0).then(|| spawn_stats(Duration::from_millis(opts.stats_interval_ms), metrics.clone(), shutdown.clone()));
 
     let mut panicked = false;
     for h in stream_handles {
@@ -236,6 +241,9 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         panicked |= w.join().is_err();
     }
     drop(target_meta);
+    if let Some(h) = stats {
+        let _ = h.join();
+    }
     if panicked {
         shutdown.fail(exit::FAILURE, "a mirror thread panicked".into());
     }
@@ -253,6 +261,24 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         ),
     }
     Ok(code)
+}
+
+/// Logs the stats line every `interval` until shutdown.
+fn spawn_stats(interval: Duration, metrics: Arc<Metrics>, shutdown: Arc<Shutdown>) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("mirrormaker-stats".into())
+        .spawn(move || {
+            let mut prev = metrics.stats_start();
+            let mut next = std::time::Instant::now() + interval;
+            while !shutdown.stopping() {
+                std::thread::sleep(Duration::from_millis(100).min(interval));
+                if std::time::Instant::now() >= next {
+                    info!("{}", metrics.stats_line(&mut prev));
+                    next += interval;
+                }
+            }
+        })
+        .expect("spawn stats thread")
 }
 
 #[cfg(test)]

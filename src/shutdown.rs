@@ -17,6 +17,8 @@ pub mod exit {
     pub const OK: i32 = 0;
     /// Usage or configuration error; nothing was consumed.
     pub const CONFIG: i32 = 1;
+    /// Another copy holds the `--pid.file` lock; this one did nothing.
+    pub const ALREADY_RUNNING: i32 = 4;
     /// Stopped after the drain timeout with records still undelivered; their
     /// offsets were not committed, so a restart sends them again.
     pub const DRAIN_TIMEOUT: i32 = 3;

@@ -85,10 +85,7 @@ fn a_second_signal_exits_at_once() {
     create_topic(&source(), &t, 1, &[]);
     produce(&source(), &t, &sample_records(&t, 10));
     let group = unique("sig");
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props("127.0.0.1:9")),
-        s("--whitelist"), t.clone(), s("--drain.timeout.ms"), s("600000"),
-    ]);
+    let mut m = Mirror::start(&mirror_args(&source(), &group, "127.0.0.1:9", &t, &["--drain.timeout.ms", "600000"]));
     m.wait_for_log("assigned 1 partitions");
     m.signal("TERM");
     m.wait_for_log("Start clean shutdown.");
@@ -98,4 +95,34 @@ fn a_second_signal_exits_at_once() {
     for (p, committed, _) in committed_and_end(&source(), &group, &t) {
         assert_eq!(committed, None, "partition {p} committed although nothing reached the target");
     }
+}
+
+#[test]
+fn demo_mirrors_between_mock_clusters_and_checks_every_record() {
+    let (code, out) = run_to_exit(&["--demo"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("demo: OK: 4000 records mirrored") && out.contains("0 missing"), "{out}");
+}
+
+#[test]
+fn a_second_copy_with_the_same_pid_file_exits_at_once() {
+    // As from cron: the first copy runs (its clusters need not answer for this),
+    // the second finds the lock and exits 4 without doing anything.
+    let pid_file = std::env::temp_dir().join(format!("{}.pid", unique("mm")));
+    let group = unique("pid");
+    let mut args = mirror_args("127.0.0.1:9", &group, "127.0.0.1:10", "t", &[]);
+    args.extend([s("--pid.file"), path(&pid_file)]);
+    let mut first = Mirror::start(&args);
+    wait_until("the first copy wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|p| p.trim() == first.pid().to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out) = run_to_exit(&refs);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains(&format!("another mirror-maker (pid {}) is already running", first.pid())), "{out}");
+    assert!(first.alive(), "the first copy must keep running");
+    // A kill -9 leaves the file behind, but not the lock.
+    first.signal("KILL");
+    first.wait();
+    let mut again = Mirror::start(&args);
+    wait_until("a new copy takes over after a kill -9", || std::fs::read_to_string(&pid_file).is_ok_and(|p| p.trim() == again.pid().to_string()));
+    assert_eq!(again.stop(), 0, "{}", again.output());
 }

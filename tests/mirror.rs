@@ -42,10 +42,6 @@ fn assert_committed_at_end(bootstrap: &str, group: &str, topic: &str) {
     }
 }
 
-fn all_committed(bootstrap: &str, group: &str, topic: &str) -> bool {
-    committed_and_end(bootstrap, group, topic).iter().all(|(_, c, e)| *c == Some(*e))
-}
-
 #[test]
 fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     require(&source());
@@ -70,7 +66,7 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
         s("--consumer.config"), path(&c), s("--producer.config"), path(&p),
         s("--whitelist"), format!("{id}-.*"), s("--blacklist"), skip.clone(),
         s("--num.streams"), s("2"), s("--num.producers"), s("2"),
-        s("--offset.commit.interval.ms"), s("1000"), s("--topic.refresh.interval.ms"), s("2000"),
+        s("--offset.commit.interval.ms"), s("1000"), s("--topic.refresh.interval.ms"), s("2000"), s("--stats.interval.ms"), s("1000"),
     ]);
     wait_until("a and b mirrored and committed", || all_committed(&source(), &group, &a) && all_committed(&source(), &group, &b));
 
@@ -80,6 +76,10 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     produce(&source(), &late, &recs_late);
     wait_until("late topic mirrored and committed", || partitions_of(&target(), &late).is_some() && all_committed(&source(), &group, &late));
 
+    // Caught up: the stats line shows it (lag from librdkafka's statistics).
+    m.wait_for_log("lag 0, in flight 0");
+    let stats: Vec<String> = m.output().lines().filter(|l| l.contains("stats: in ")).map(str::to_string).collect();
+    assert!(stats.iter().any(|l| !l.contains("out 0 records/s")), "no stats line saw records flowing: {stats:?}");
     assert_eq!(m.stop(), 0, "exit status after SIGTERM; log:\n{}", m.output());
     let log = m.output();
     for line in ["Starting mirror maker", "Start clean shutdown.", "Committing consumer offsets.", "Kafka mirror maker shutdown successfully"] {

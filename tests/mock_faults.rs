@@ -83,6 +83,8 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
         handler: HandlerSpec { name: "identity".into(), args: None },
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
+        stats_interval_ms: 0,
+        pid_file: None,
         notices: vec![],
     };
     let plan = pipeline::plan(options).unwrap();
