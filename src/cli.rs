@@ -43,6 +43,8 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("drain.timeout.ms", true),
     ("stats.interval.ms", true),
     ("pid.file", true),
+    ("metrics.port", true),
+    ("metrics.bind", true),
     ("demo", false),
     ("help", false),
     ("version", false),
@@ -69,6 +71,9 @@ pub struct Options {
     /// 0 turns the periodic stats line off.
     pub stats_interval_ms: u64,
     pub pid_file: Option<PathBuf>,
+    /// The Prometheus endpoint's port (off when `None`) and address.
+    pub metrics_port: Option<u16>,
+    pub metrics_bind: String,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
     pub notices: Vec<String>,
 }
@@ -142,6 +147,8 @@ fn command() -> Command {
         .arg(value("drain.timeout.ms", "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default 60000.").value_name("MS"))
         .arg(value("stats.interval.ms", "How often a stats line (rates, lag, in flight, dropped) is logged; 0 turns it off. Default 30000.").value_name("MS"))
         .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
+        .arg(value("metrics.port", "Serve Prometheus metrics on this port at /metrics. Off by default.").value_name("PORT"))
+        .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
         .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
         .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
         .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
@@ -288,6 +295,13 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let drain_timeout_ms = optional_ms(&m, "drain.timeout.ms")?.unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS);
     let stats_interval_ms = optional_ms(&m, "stats.interval.ms")?.unwrap_or(DEFAULT_STATS_INTERVAL_MS);
     let pid_file = m.get_one::<String>("pid.file").map(PathBuf::from);
+    let metrics_port = match m.get_one::<String>("metrics.port") {
+        None => None,
+        Some(v) => Some(v.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+            UsageError(format!("--metrics.port '{v}' must be a TCP port from 1 to 65535"))
+        })?),
+    };
+    let metrics_bind = m.get_one::<String>("metrics.bind").cloned().unwrap_or_else(|| "127.0.0.1".into());
     let abort_on_send_failure = match m.get_one::<String>("abort.on.send.failure") {
         None => true,
         Some(v) => parse_bool(v).ok_or_else(|| {
@@ -311,6 +325,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         drain_timeout_ms,
         stats_interval_ms,
         pid_file,
+        metrics_port,
+        metrics_bind,
         notices,
     }))
 }
@@ -429,6 +445,11 @@ mod tests {
         assert_eq!((o.stats_interval_ms, o.pid_file), (30_000, None));
         let o = run_with(&["--whitelist", ".*", "--stats.interval.ms", "0", "--pid.file=/run/mm.pid"]);
         assert_eq!((o.stats_interval_ms, o.pid_file), (0, Some(PathBuf::from("/run/mm.pid"))));
+        assert_eq!((o.metrics_port, o.metrics_bind.as_str()), (None, "127.0.0.1"));
+        let o = run_with(&["--whitelist", ".*", "--metrics.port", "9404", "--metrics.bind", "0.0.0.0"]);
+        assert_eq!((o.metrics_port, o.metrics_bind.as_str()), (Some(9404), "0.0.0.0"));
+        let e = parse(&with(&["--whitelist", "x", "--metrics.port", "0"])).unwrap_err();
+        assert!(e.0.contains("--metrics.port '0'"), "{e}");
     }
 
     #[test]

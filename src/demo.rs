@@ -127,6 +127,8 @@ fn run_demo() -> Result<String, String> {
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
         pid_file: None,
+        metrics_port: None,
+        metrics_bind: "127.0.0.1".into(),
         notices: Vec::new(),
     };
     let plan = pipeline::plan(options).map_err(|err| err.0)?;

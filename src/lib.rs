@@ -5,13 +5,14 @@
 //! translation; [`filter`] topic selection; [`handler`] target topic and
 //! partition; [`consumer`] source streams; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`pipeline`] building and running it
-//! all; [`shutdown`] signals and exit codes; [`metrics`] counters;
+//! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`demo`] the self-contained demo.
 
 pub mod cli;
 pub mod config;
 pub mod consumer;
 pub mod demo;
+pub mod endpoint;
 pub mod filter;
 pub mod handler;
 pub mod metrics;

@@ -117,6 +117,10 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     for s in &plan.sources {
         log_settings(&s.settings);
     }
+    if let Some(port) = opts.metrics_port {
+        crate::endpoint::serve(&opts.metrics_bind, port, metrics.clone())
+            .map_err(|e| StartError(format!("--metrics.port {port} on {}: {e}; pick a free port", opts.metrics_bind)))?;
+    }
     log_settings(&plan.target);
 
     // Producers first: the loop guard needs the target's cluster id.

@@ -62,7 +62,9 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     let group = unique("group");
     let c = consumer_props(&source(), &group);
     let p = producer_props(&target());
+    let port = free_port();
     let mut m = Mirror::start(&[
+        s("--metrics.port"), port.to_string(),
         s("--consumer.config"), path(&c), s("--producer.config"), path(&p),
         s("--whitelist"), format!("{id}-.*"), s("--blacklist"), skip.clone(),
         s("--num.streams"), s("2"), s("--num.producers"), s("2"),
@@ -78,6 +80,18 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
 
     // Caught up: the stats line shows it (lag from librdkafka's statistics).
     m.wait_for_log("lag 0, in flight 0");
+    // So does the Prometheus endpoint, bound to loopback by default.
+    m.wait_for_log(&format!("metrics endpoint: http://127.0.0.1:{port}/metrics"));
+    let total = (recs_a.len() + recs_b.len() + recs_late.len()) as f64;
+    wait_until("endpoint shows every record and lag 0", || {
+        let page = scrape(port);
+        page["mirror_maker_records_produced_total"] == total && page["mirror_maker_lag_records"] == 0.0
+    });
+    let page = scrape(port);
+    assert_eq!(page["mirror_maker_records_consumed_total"], total, "{page:?}");
+    assert_eq!(page["mirror_maker_in_flight_records"], 0.0, "{page:?}");
+    assert_eq!(page["mirror_maker_records_dropped_total"], 0.0, "{page:?}");
+    assert!(page["mirror_maker_commits_total"] >= 1.0 && page["mirror_maker_process_resident_memory_bytes"] > 0.0, "{page:?}");
     let stats: Vec<String> = m.output().lines().filter(|l| l.contains("stats: in ")).map(str::to_string).collect();
     assert!(stats.iter().any(|l| !l.contains("out 0 records/s")), "no stats line saw records flowing: {stats:?}");
     assert_eq!(m.stop(), 0, "exit status after SIGTERM; log:\n{}", m.output());

@@ -85,6 +85,8 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
         pid_file: None,
+        metrics_port: None,
+        metrics_bind: "127.0.0.1".into(),
         notices: vec![],
     };
     let plan = pipeline::plan(options).unwrap();

@@ -438,3 +438,22 @@ pub fn broker_with(action: &str, name: &str, env: &[(&str, &str)]) {
 pub fn progress(bootstrap: &str, group: &str, topic: &str) -> (i64, i64) {
     committed_and_end(bootstrap, group, topic).iter().fold((0, 0), |(c, e), (_, co, en)| (c + co.unwrap_or(0), e + en))
 }
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
+}
+
+/// GET /metrics from the mirror's endpoint; returns metric name -> value.
+pub fn scrape(port: u16) -> HashMap<String, f64> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the metrics endpoint");
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut page = String::new();
+    s.read_to_string(&mut page).unwrap();
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    page.lines()
+        .filter(|l| l.starts_with("mirror_maker_"))
+        .filter_map(|l| l.split_once(' ').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?))))
+        .collect()
+}

@@ -1,0 +1,137 @@
+//! `--metrics.port`: the counters in Prometheus's text format over HTTP.
+//!
+//! A handful of lines of std networking rather than an HTTP crate: the
+//! endpoint serves one read-only page to a scraper, nothing more. It binds
+//! to 127.0.0.1 unless `--metrics.bind` says otherwise, so metrics are not
+//! exposed beyond the host by accident.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread;
+
+use log::{info, warn};
+
+use crate::metrics::Metrics;
+
+/// Binds now (so a taken port fails at start) and serves on a thread.
+pub fn serve(bind: &str, port: u16, metrics: Arc<Metrics>) -> std::io::Result<()> {
+    let listener = TcpListener::bind((bind, port))?;
+    info!("metrics endpoint: http://{}/metrics", listener.local_addr()?);
+    thread::Builder::new().name("mirrormaker-metrics".into()).spawn(move || {
+        for conn in listener.incoming() {
+            match conn {
+                Ok(stream) => {
+                    if let Err(e) = answer(stream, &metrics) {
+                        warn!("metrics endpoint: {e}");
+                    }
+                }
+                Err(e) => warn!("metrics endpoint: {e}"),
+            }
+        }
+    })?;
+    Ok(())
+}
+
+fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    // Drain the headers; the request line alone decides the answer.
+    let mut line = String::new();
+    while reader.read_line(&mut line)? > 2 {
+        line.clear();
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    let (status, body) = if request.starts_with("GET ") && (path == "/metrics" || path == "/") {
+        ("200 OK", render(metrics))
+    } else {
+        ("404 Not Found", "only GET /metrics is served\n".to_string())
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The page: counters (`_total`), gauges, base units (bytes, seconds).
+pub fn render(m: &Metrics) -> String {
+    let g = Metrics::get;
+    let in_flight = g(&m.consumed).saturating_sub(g(&m.produced) + g(&m.dropped));
+    let (rss, cpu) = process_figures();
+    let rows: [(&str, &str, &str, f64); 13] = [
+        ("records_consumed_total", "counter", "Records read from the source clusters.", g(&m.consumed) as f64),
+        ("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", g(&m.consumed_bytes) as f64),
+        ("records_produced_total", "counter", "Records acknowledged by the target cluster.", g(&m.produced) as f64),
+        ("bytes_produced_total", "counter", "Key and value bytes acknowledged by the target cluster.", g(&m.produced_bytes) as f64),
+        ("records_dropped_total", "counter", "Records skipped after a permanent send failure (MM1 numDroppedMessages).", g(&m.dropped) as f64),
+        ("commits_total", "counter", "Successful offset commits to the source groups.", g(&m.commits) as f64),
+        ("commit_failures_total", "counter", "Failed offset commits (retried).", g(&m.commit_failures) as f64),
+        ("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64),
+        ("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64),
+        ("lag_records", "gauge", "Source end offsets minus committed offsets, over all owned partitions.", m.total_lag() as f64),
+        ("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", in_flight as f64),
+        ("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss),
+        ("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu),
+    ];
+    let mut out = String::new();
+    for (name, kind, help, value) in rows {
+        out.push_str(&format!("# HELP mirror_maker_{name} {help}\n# TYPE mirror_maker_{name} {kind}\nmirror_maker_{name} {value}\n"));
+    }
+    out
+}
+
+/// Resident bytes and CPU seconds of this process, from /proc.
+fn process_figures() -> (f64, f64) {
+    let rss = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb * 1024.0);
+    // utime and stime are fields 14 and 15, in clock ticks (100 per second on Linux).
+    let cpu = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.split_whitespace().collect::<Vec<_>>();
+            Some((rest.get(11)?.parse::<f64>().ok()? + rest.get(12)?.parse::<f64>().ok()?) / 100.0)
+        })
+        .unwrap_or(0.0);
+    (rss, cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_has_help_type_and_values() {
+        let m = Metrics::default();
+        Metrics::add(&m.consumed, 7);
+        Metrics::add(&m.produced, 5);
+        Metrics::add(&m.dropped, 1);
+        let page = render(&m);
+        assert!(page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total 7\n"), "{page}");
+        assert!(page.contains("mirror_maker_in_flight_records 1\n"), "{page}");
+        assert!(page.lines().any(|l| l.starts_with("mirror_maker_process_resident_memory_bytes ") && !l.ends_with(" 0")), "{page}");
+    }
+
+    #[test]
+    fn serves_get_metrics_and_refuses_other_paths() {
+        let m = Arc::new(Metrics::default());
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        serve("127.0.0.1", port, m).unwrap();
+        let get = |path: &str| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut s, &mut out).unwrap();
+            out
+        };
+        let ok = get("/metrics");
+        assert!(ok.starts_with("HTTP/1.1 200 OK") && ok.contains("mirror_maker_records_produced_total 0"), "{ok}");
+        assert!(get("/other").starts_with("HTTP/1.1 404"));
+    }
+}
