@@ -78,6 +78,32 @@ pub struct Options {
     pub notices: Vec<String>,
 }
 
+impl Options {
+    /// MM1's defaults for one source and one target, as the command line
+    /// would give them; for running the pipeline in-process (the demo, tests).
+    pub fn new(consumer_config: PathBuf, producer_config: PathBuf, include: &str) -> Options {
+        Options {
+            consumer_configs: vec![consumer_config],
+            producer_config,
+            include: Some(include.to_string()),
+            exclude: None,
+            num_streams: 1,
+            num_producers: 1,
+            queue_size: 10_000,
+            offset_commit_interval_ms: None,
+            abort_on_send_failure: true,
+            handler: HandlerSpec { name: "identity".into(), args: None },
+            topic_refresh_interval_ms: DEFAULT_TOPIC_REFRESH_INTERVAL_MS,
+            drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
+            stats_interval_ms: DEFAULT_STATS_INTERVAL_MS,
+            pid_file: None,
+            metrics_port: None,
+            metrics_bind: "127.0.0.1".into(),
+            notices: Vec::new(),
+        }
+    }
+}
+
 pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
 pub const DEFAULT_TOPIC_REFRESH_INTERVAL_MS: u64 = 30_000;
 pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
@@ -450,6 +476,12 @@ mod tests {
         assert_eq!((o.metrics_port, o.metrics_bind.as_str()), (Some(9404), "0.0.0.0"));
         let e = parse(&with(&["--whitelist", "x", "--metrics.port", "0"])).unwrap_err();
         assert!(e.0.contains("--metrics.port '0'"), "{e}");
+    }
+
+    #[test]
+    fn embedding_defaults_equal_the_command_lines() {
+        let parsed = run(&["--consumer.config", "c.properties", "--producer.config", "p.properties", "--whitelist", ".*"]);
+        assert_eq!(Options::new("c.properties".into(), "p.properties".into(), ".*"), parsed);
     }
 
     #[test]

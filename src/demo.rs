@@ -17,7 +17,7 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::cli::{HandlerSpec, Options};
+use crate::cli::Options;
 use crate::metrics::Metrics;
 use crate::partitioner::java_partition;
 use crate::pipeline;
@@ -113,23 +113,15 @@ fn run_demo() -> Result<String, String> {
     write(&producer_file, format!("bootstrap.servers={}\n", target.bootstrap_servers()))?;
 
     let options = Options {
-        consumer_configs: vec![consumer_file],
-        producer_config: producer_file,
-        include: Some("demo\\..*".into()),
         exclude: Some("demo\\.tmp".into()),
         num_streams: 2,
         num_producers: 2,
         queue_size: 1000,
         offset_commit_interval_ms: Some(1000),
-        abort_on_send_failure: true,
-        handler: HandlerSpec { name: "identity".into(), args: None },
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
-        pid_file: None,
-        metrics_port: None,
-        metrics_bind: "127.0.0.1".into(),
-        notices: Vec::new(),
+        ..Options::new(consumer_file, producer_file, "demo\\..*")
     };
     let plan = pipeline::plan(options).map_err(|err| err.0)?;
     let shutdown = Shutdown::new(Duration::from_secs(30));

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mirror_maker::cli::{HandlerSpec, Options};
+use mirror_maker::cli::Options;
 use mirror_maker::metrics::Metrics;
 use mirror_maker::partitioner::java_partition;
 use mirror_maker::pipeline;
@@ -71,23 +71,14 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
     std::fs::write(&cf, format!("bootstrap.servers={}\ngroup.id={GROUP}\n", source.bootstrap_servers())).unwrap();
     std::fs::write(&pf, format!("bootstrap.servers={}\n", target.bootstrap_servers())).unwrap();
     let options = Options {
-        consumer_configs: vec![cf],
-        producer_config: pf,
-        include: Some(TOPIC.into()),
-        exclude: None,
         num_streams: 2,
         num_producers: 2,
         queue_size: 500,
         offset_commit_interval_ms: Some(300),
-        abort_on_send_failure: true,
-        handler: HandlerSpec { name: "identity".into(), args: None },
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
-        pid_file: None,
-        metrics_port: None,
-        metrics_bind: "127.0.0.1".into(),
-        notices: vec![],
+        ..Options::new(cf, pf, TOPIC)
     };
     let plan = pipeline::plan(options).unwrap();
     let shutdown = Shutdown::new(Duration::from_secs(30));
