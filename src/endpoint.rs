@@ -59,7 +59,6 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
 /// The page: counters (`_total`), gauges, base units (bytes, seconds).
 pub fn render(m: &Metrics) -> String {
     let g = Metrics::get;
-    let in_flight = g(&m.consumed).saturating_sub(g(&m.produced) + g(&m.dropped));
     let (rss, cpu) = process_figures();
     let rows: [(&str, &str, &str, f64); 13] = [
         ("records_consumed_total", "counter", "Records read from the source clusters.", g(&m.consumed) as f64),
@@ -72,7 +71,7 @@ pub fn render(m: &Metrics) -> String {
         ("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64),
         ("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64),
         ("lag_records", "gauge", "Source end offsets minus committed offsets, over all owned partitions.", m.total_lag() as f64),
-        ("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", in_flight as f64),
+        ("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64),
         ("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss),
         ("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu),
     ];

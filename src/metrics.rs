@@ -46,6 +46,11 @@ impl Metrics {
         counter.load(Ordering::Relaxed)
     }
 
+    /// Records read and neither acknowledged by the target nor dropped.
+    pub fn in_flight(&self) -> u64 {
+        Self::get(&self.consumed).saturating_sub(Self::get(&self.produced) + Self::get(&self.dropped))
+    }
+
     pub fn total_lag(&self) -> i64 {
         self.lag.lock().unwrap().values().sum()
     }
@@ -68,7 +73,7 @@ impl Metrics {
         let rate = |a: u64, b: u64| (a - b) as f64 / secs;
         let (in_r, out_r) = (rate(now.consumed, prev.consumed), rate(now.produced, prev.produced));
         let (in_mb, out_mb) = (rate(now.consumed_bytes, prev.consumed_bytes) / 1e6, rate(now.produced_bytes, prev.produced_bytes) / 1e6);
-        let in_flight = now.consumed.saturating_sub(now.produced + Self::get(&self.dropped));
+        let in_flight = self.in_flight();
         let lag = self.total_lag();
         let eta = if lag > 0 && out_r > 0.0 {
             format!(", catching up: about {:?} left at this rate", Duration::from_secs((lag as f64 / out_r).ceil() as u64))

@@ -127,13 +127,12 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     let target_config = plan.target.client_config();
     let mut channels = Vec::new();
     let mut producers = Vec::new();
-    for i in 0..opts.num_producers {
+    for _ in 0..opts.num_producers {
         let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: opts.abort_on_send_failure };
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
         channels.push(bounded(opts.queue_size));
-        let _ = i;
     }
     let target_id = producers[0].client().fetch_cluster_id(Duration::from_secs(10));
     if target_id.is_none() {

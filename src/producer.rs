@@ -95,6 +95,11 @@ impl DeliveryContext {
     }
 }
 
+/// Key plus value bytes, as counted on the consumer side.
+fn payload_len(msg: &impl Message) -> usize {
+    msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len)
+}
+
 impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = Box<AckHandle>;
 
@@ -103,17 +108,15 @@ impl ProducerContext for DeliveryContext {
             Ok(msg) => {
                 ack.done();
                 Metrics::add(&self.metrics.produced, 1);
-                let n = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
-                Metrics::add(&self.metrics.produced_bytes, n as u64);
+                Metrics::add(&self.metrics.produced_bytes, payload_len(msg) as u64);
             }
             Err((err, msg)) => {
-                let n = msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len);
                 // Purged at shutdown after the drain deadline: not delivered,
                 // not committed, sent again after a restart.
                 if matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::PurgeQueue | RDKafkaErrorCode::PurgeInflight)) {
                     return;
                 }
-                self.permanent_failure(&ack, msg.topic(), n, err);
+                self.permanent_failure(&ack, msg.topic(), payload_len(msg), err);
             }
         }
     }
@@ -151,8 +154,8 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: Receiver<MirrorR
 }
 
 fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
+    let size = rec.size();
     let MirrorRecord { topic, partition, key, value, headers, timestamp, ack } = rec;
-    let size = key.as_ref().map_or(0, Vec::len) + value.as_ref().map_or(0, Vec::len);
     let mut record: BaseRecord<'_, [u8], [u8], Box<AckHandle>> = BaseRecord::with_opaque_to(&topic, Box::new(ack));
     if let Some(k) = key.as_deref() {
         record = record.key(k);
