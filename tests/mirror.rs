@@ -155,12 +155,7 @@ fn fan_out_to_two_targets_with_distinct_groups() {
     let recs = sample_records(&t, 800);
     produce(&source(), &t, &recs);
     let (g1, g2) = (unique("fan1"), unique("fan2"));
-    let args = |g: &str, to: &str| {
-        vec![
-            s("--consumer.config"), path(&consumer_props(&source(), g)), s("--producer.config"), path(&producer_props(to)),
-            s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("1000"),
-        ]
-    };
+    let args = |g: &str, to: &str| mirror_args(&source(), g, to, &t, &["--offset.commit.interval.ms", "1000"]);
     let mut m1 = Mirror::start(&args(&g1, &target()));
     let mut m2 = Mirror::start(&args(&g2, &extra()));
     wait_until("both fan-out groups committed", || all_committed(&source(), &g1, &t) && all_committed(&source(), &g2, &t));
@@ -179,12 +174,7 @@ fn two_instances_in_one_group_split_the_partitions() {
     create_topic(&source(), &t, 6, &[]);
     create_topic(&target(), &t, 6, &[]);
     let group = unique("shared");
-    let args = || {
-        vec![
-            s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&target())),
-            s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("1000"),
-        ]
-    };
+    let args = || mirror_args(&source(), &group, &target(), &t, &["--offset.commit.interval.ms", "1000"]);
     let mut m1 = Mirror::start(&args());
     m1.wait_for_log("assigned 6 partitions");
     let mut m2 = Mirror::start(&args());
