@@ -43,6 +43,7 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("drain.timeout.ms", true),
     ("stats.interval.ms", true),
     ("pid.file", true),
+    ("log.file", true),
     ("metrics.port", true),
     ("metrics.bind", true),
     ("demo", false),
@@ -71,6 +72,8 @@ pub struct Options {
     /// 0 turns the periodic stats line off.
     pub stats_interval_ms: u64,
     pub pid_file: Option<PathBuf>,
+    /// Log here instead of stderr; reopened on SIGHUP (logrotate).
+    pub log_file: Option<PathBuf>,
     /// The Prometheus endpoint's port (off when `None`) and address.
     pub metrics_port: Option<u16>,
     pub metrics_bind: String,
@@ -97,6 +100,7 @@ impl Options {
             drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
             stats_interval_ms: DEFAULT_STATS_INTERVAL_MS,
             pid_file: None,
+            log_file: None,
             metrics_port: None,
             metrics_bind: "127.0.0.1".into(),
             notices: Vec::new(),
@@ -172,6 +176,7 @@ fn command() -> Command {
         .arg(value("topic.refresh.interval.ms", "How often source topics are listed to find new matching topics. Default 30000.").value_name("MS"))
         .arg(value("drain.timeout.ms", "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default 60000.").value_name("MS"))
         .arg(value("stats.interval.ms", "How often a stats line (rates, lag, in flight, dropped) is logged; 0 turns it off. Default 30000.").value_name("MS"))
+        .arg(value("log.file", "Write the log to this file (appending) instead of stderr; SIGHUP reopens it, for logrotate.").value_name("PATH"))
         .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
         .arg(value("metrics.port", "Serve Prometheus metrics on this port at /metrics. Off by default.").value_name("PORT"))
         .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
@@ -321,6 +326,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let drain_timeout_ms = optional_ms(&m, "drain.timeout.ms")?.unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS);
     let stats_interval_ms = optional_ms(&m, "stats.interval.ms")?.unwrap_or(DEFAULT_STATS_INTERVAL_MS);
     let pid_file = m.get_one::<String>("pid.file").map(PathBuf::from);
+    let log_file = m.get_one::<String>("log.file").map(PathBuf::from);
     let metrics_port = match m.get_one::<String>("metrics.port") {
         None => None,
         Some(v) => Some(v.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
@@ -351,6 +357,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         drain_timeout_ms,
         stats_interval_ms,
         pid_file,
+        log_file,
         metrics_port,
         metrics_bind,
         notices,

@@ -27,7 +27,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use crate::filter::TopicFilter;
 use crate::handler::Handler;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::offsets::{OffsetTracker, Tp};
 use crate::producer::{MirrorRecord, TargetProducer};
 use crate::shutdown::{exit, Shutdown};
@@ -38,6 +38,11 @@ type Pending = HashMap<Tp, VecDeque<(usize, MirrorRecord)>>;
 /// What the rebalance callbacks need; lives inside the consumer.
 pub struct StreamContext {
     pub name: String,
+    /// Index of this stream's `--consumer.config`, for metric labels.
+    pub source_index: usize,
+    /// auto.offset.reset=earliest: a partition with no commit yet lags by
+    /// its whole log, which is what a restart would read again.
+    pub lag_from_log_start: bool,
     pub tracker: Arc<OffsetTracker>,
     pub pending: Mutex<Pending>,
     pub shutdown: Arc<Shutdown>,
@@ -46,9 +51,25 @@ pub struct StreamContext {
 
 impl ClientContext for StreamContext {
     fn stats(&self, stats: rdkafka::Statistics) {
-        // consumer_lag is -1 where unknown (partitions not owned, or no commit yet).
-        let lag: i64 = stats.topics.values().flat_map(|t| t.partitions.values()).map(|p| p.consumer_lag.max(0)).sum();
-        self.metrics.lag.lock().unwrap().insert(self.name.clone(), lag);
+        // consumer_lag is end offset minus committed offset, -1 before the
+        // partition's first commit; then the lag counts from the log start
+        // (or is unknown under auto.offset.reset=latest). Statistics also
+        // list partitions this stream does not own (desired=false), and -1
+        // for the unassigned-partition queue.
+        let mut partitions = Vec::new();
+        for (name, t) in &stats.topics {
+            for p in t.partitions.values().filter(|p| p.desired && p.partition >= 0) {
+                let lag = if p.consumer_lag >= 0 {
+                    p.consumer_lag
+                } else if self.lag_from_log_start && p.lo_offset >= 0 && p.hi_offset >= p.lo_offset {
+                    p.hi_offset - p.lo_offset
+                } else {
+                    continue;
+                };
+                partitions.push((name.clone(), p.partition, lag));
+            }
+        }
+        self.metrics.lag.lock().unwrap().insert(self.name.clone(), StreamLag { source: self.source_index, partitions });
     }
 }
 
@@ -148,10 +169,12 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
             warn!("[{name}] cannot commit {topic}-{partition} at {offset}: {e}");
         }
     }
+    let started = Instant::now();
     match consumer.commit(&list, CommitMode::Sync) {
         Ok(()) => {
             tracker.mark_committed(&offsets);
             Metrics::add(&metrics.commits, 1);
+            Metrics::add(&metrics.commit_micros, started.elapsed().as_micros() as u64);
             debug!("[{name}] committed {} partitions", offsets.len());
             true
         }
@@ -187,6 +210,7 @@ pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsume
 struct TopicRoute {
     source: Arc<str>,
     target: Arc<str>,
+    stats: Arc<TopicMetrics>,
 }
 
 struct Stream {
@@ -352,7 +376,8 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
     let topic = msg.topic();
     if !routes.contains_key(topic) {
         let target: Arc<str> = Arc::from(spec.handler.target_topic(topic).as_ref());
-        routes.insert(topic.to_string(), TopicRoute { source: Arc::from(topic), target });
+        let stats = ctx.metrics.topic(spec.source_index, topic);
+        routes.insert(topic.to_string(), TopicRoute { source: Arc::from(topic), target, stats });
     }
     let r = &routes[topic];
     let tp: Tp = (r.source.clone(), msg.partition());
@@ -366,9 +391,12 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
         // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
         timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
         ack,
+        stats: r.stats.clone(),
     };
     Metrics::add(&ctx.metrics.consumed, 1);
     Metrics::add(&ctx.metrics.consumed_bytes, rec.size() as u64);
+    Metrics::add(&r.stats.consumed, 1);
+    Metrics::add(&r.stats.consumed_bytes, rec.size() as u64);
     let worker = route(spec, &tp);
     let mut pending = ctx.pending.lock().unwrap();
     if let Some(q) = pending.get_mut(&tp) {
@@ -376,7 +404,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
         return;
     }
     match spec.senders[worker].try_send(rec) {
-        Ok(()) => {}
+        Ok(()) => Metrics::add(&ctx.metrics.channel_in, 1),
         Err(TrySendError::Full(rec)) => {
             pending.entry(tp.clone()).or_default().push_back((worker, rec));
             drop(pending);
@@ -408,7 +436,7 @@ impl Stream {
         for (tp, q) in pending.iter_mut() {
             while let Some((worker, rec)) = q.pop_front() {
                 match self.spec.senders[worker].try_send(rec) {
-                    Ok(()) => {}
+                    Ok(()) => Metrics::add(&ctx.metrics.channel_in, 1),
                     Err(TrySendError::Full(rec)) | Err(TrySendError::Disconnected(rec)) => {
                         q.push_front((worker, rec));
                         break;

@@ -56,30 +56,73 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
     )
 }
 
+/// One metric family: HELP and TYPE once, then its series.
+struct Page(String);
+
+impl Page {
+    fn family(&mut self, name: &str, kind: &str, help: &str, series: impl IntoIterator<Item = (String, f64)>) {
+        self.0.push_str(&format!("# HELP mirror_maker_{name} {help}\n# TYPE mirror_maker_{name} {kind}\n"));
+        for (labels, value) in series {
+            self.0.push_str(&format!("mirror_maker_{name}{labels} {value}\n"));
+        }
+    }
+
+    fn single(&mut self, name: &str, kind: &str, help: &str, value: f64) {
+        self.family(name, kind, help, [(String::new(), value)]);
+    }
+}
+
 /// The page: counters (`_total`), gauges, base units (bytes, seconds).
+/// Per-topic series carry `source` (the `--consumer.config` index, from 0)
+/// and `topic` (the source topic); per-partition series add `partition`.
 pub fn render(m: &Metrics) -> String {
     let g = Metrics::get;
     let (rss, cpu) = process_figures();
-    let rows: [(&str, &str, &str, f64); 13] = [
-        ("records_consumed_total", "counter", "Records read from the source clusters.", g(&m.consumed) as f64),
-        ("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", g(&m.consumed_bytes) as f64),
-        ("records_produced_total", "counter", "Records acknowledged by the target cluster.", g(&m.produced) as f64),
-        ("bytes_produced_total", "counter", "Key and value bytes acknowledged by the target cluster.", g(&m.produced_bytes) as f64),
-        ("records_dropped_total", "counter", "Records skipped after a permanent send failure (MM1 numDroppedMessages).", g(&m.dropped) as f64),
-        ("commits_total", "counter", "Successful offset commits to the source groups.", g(&m.commits) as f64),
-        ("commit_failures_total", "counter", "Failed offset commits (retried).", g(&m.commit_failures) as f64),
-        ("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64),
-        ("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64),
-        ("lag_records", "gauge", "Source end offsets minus committed offsets, over all owned partitions.", m.total_lag() as f64),
-        ("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64),
-        ("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss),
-        ("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu),
-    ];
-    let mut out = String::new();
-    for (name, kind, help, value) in rows {
-        out.push_str(&format!("# HELP mirror_maker_{name} {help}\n# TYPE mirror_maker_{name} {kind}\nmirror_maker_{name} {value}\n"));
-    }
-    out
+    let topics = m.topics_sorted();
+    let labels = |source: usize, topic: &str| format!("{{source=\"{source}\",topic=\"{topic}\"}}");
+    let per_topic = |f: fn(&crate::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> {
+        topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect()
+    };
+    let mut page = Page(String::new());
+    page.family("records_consumed_total", "counter", "Records read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed)));
+    page.family("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed_bytes)));
+    page.family("records_produced_total", "counter", "Records acknowledged by the target cluster.", per_topic(|t| Metrics::get(&t.produced)));
+    page.family("bytes_produced_total", "counter", "Key and value bytes acknowledged by the target cluster.", per_topic(|t| Metrics::get(&t.produced_bytes)));
+    page.family(
+        "records_dropped_total",
+        "counter",
+        "Records skipped after a permanent send failure with --abort.on.send.failure false (MM1 numDroppedMessages).",
+        per_topic(|t| Metrics::get(&t.dropped)),
+    );
+    page.family(
+        "lag_records",
+        "gauge",
+        "Source end offset minus the group's committed offset, per owned partition (from the log start before the first commit).",
+        m.partition_lags().into_iter().map(|(s, t, p, lag)| (format!("{{source=\"{s}\",topic=\"{t}\",partition=\"{p}\"}}"), lag as f64)),
+    );
+    page.family(
+        "replication_latency_seconds",
+        "gauge",
+        "Time from the source record's timestamp to the target's acknowledgement, for the latest acknowledged record of the partition.",
+        topics.iter().flat_map(|t| {
+            t.latencies().into_iter().map(|(p, ms)| (format!("{{source=\"{}\",topic=\"{}\",partition=\"{p}\"}}", t.source, t.topic), ms as f64 / 1000.0))
+        }),
+    );
+    page.single("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64);
+    page.single("channel_records", "gauge", "Records waiting in the channels between consumer streams and producer workers.", m.channel_depth() as f64);
+    page.single("commits_total", "counter", "Successful offset commits to the source groups.", g(&m.commits) as f64);
+    page.single("commit_failures_total", "counter", "Failed offset commits (retried).", g(&m.commit_failures) as f64);
+    page.family(
+        "commit_duration_seconds",
+        "summary",
+        "Wall time of successful offset commits.",
+        [(String::from("_sum"), g(&m.commit_micros) as f64 / 1e6), (String::from("_count"), g(&m.commits) as f64)],
+    );
+    page.single("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64);
+    page.single("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64);
+    page.single("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss);
+    page.single("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu);
+    page.0
 }
 
 /// Resident bytes and CPU seconds of this process, from /proc.
@@ -109,8 +152,20 @@ mod tests {
         Metrics::add(&m.consumed, 7);
         Metrics::add(&m.produced, 5);
         Metrics::add(&m.dropped, 1);
+        let t = m.topic(1, "orders");
+        Metrics::add(&t.consumed, 7);
+        t.acknowledged(2, Some(0));
+        Metrics::add(&m.commits, 2);
+        Metrics::add(&m.commit_micros, 3_000);
+        m.lag.lock().unwrap().insert("s".into(), crate::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });
         let page = render(&m);
-        assert!(page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total 7\n"), "{page}");
+        assert!(
+            page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total{source=\"1\",topic=\"orders\"} 7\n"),
+            "{page}"
+        );
+        assert!(page.contains("mirror_maker_lag_records{source=\"1\",topic=\"orders\",partition=\"2\"} 42\n"), "{page}");
+        assert!(page.contains("mirror_maker_replication_latency_seconds{source=\"1\",topic=\"orders\",partition=\"2\"} "), "{page}");
+        assert!(page.contains("mirror_maker_commit_duration_seconds_sum 0.003\nmirror_maker_commit_duration_seconds_count 2\n"), "{page}");
         assert!(page.contains("mirror_maker_in_flight_records 1\n"), "{page}");
         assert!(page.lines().any(|l| l.starts_with("mirror_maker_process_resident_memory_bytes ") && !l.ends_with(" 0")), "{page}");
     }
@@ -130,7 +185,7 @@ mod tests {
             out
         };
         let ok = get("/metrics");
-        assert!(ok.starts_with("HTTP/1.1 200 OK") && ok.contains("mirror_maker_records_produced_total 0"), "{ok}");
+        assert!(ok.starts_with("HTTP/1.1 200 OK") && ok.contains("mirror_maker_commits_total 0"), "{ok}");
         assert!(get("/other").starts_with("HTTP/1.1 404"));
     }
 }

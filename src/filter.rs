@@ -61,7 +61,7 @@ fn compile(option: &'static str, raw: &str) -> Result<Regex, FilterError> {
     // `(?:…)` keeps alternation inside the anchors: `a|b` must not become `^a|b$`.
     Regex::new(&format!("^(?:{normalised})$")).map_err(|e| {
         let detail = e.to_string();
-        let last = detail.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("").trim().to_string();
+        let last = detail.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
         let hint = if normalised == "*" || normalised.starts_with('*') {
             " ('*' alone is not a regex; use '.*' to mean every topic)"
         } else {

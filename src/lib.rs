@@ -6,7 +6,7 @@
 //! partition; [`consumer`] source streams; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
-//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`demo`] the self-contained demo.
+//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo.
 
 pub mod cli;
 pub mod config;
@@ -15,6 +15,7 @@ pub mod demo;
 pub mod endpoint;
 pub mod filter;
 pub mod handler;
+pub mod logfile;
 pub mod metrics;
 pub mod offsets;
 pub mod partitioner;

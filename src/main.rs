@@ -6,14 +6,21 @@
 
 
 use std::io::Write;
+use std::sync::Arc;
 
+use mirror_maker::logfile::LogFile;
 use mirror_maker::shutdown::exit;
 use mirror_maker::{cli, demo, pidfile, pipeline};
 
-fn init_logging() {
+/// Logs to stderr, or to `--log.file` when given.
+fn init_logging(log_file: Option<&Arc<LogFile>>) {
     // librdkafka's own chatter stays at warn unless RUST_LOG asks for more.
     let env = env_logger::Env::default().default_filter_or("info,librdkafka=warn");
-    env_logger::Builder::from_env(env)
+    let mut builder = env_logger::Builder::from_env(env);
+    if let Some(file) = log_file {
+        builder.target(env_logger::Target::Pipe(Box::new(file.writer())));
+    }
+    builder
         .format(|buf, record| {
             let thread = std::thread::current();
             writeln!(
@@ -37,7 +44,17 @@ fn main() {
             std::process::exit(exit::CONFIG);
         }
     };
-    init_logging();
+    let log_file = match &invocation {
+        cli::Invocation::Run(options) => match options.log_file.as_deref().map(LogFile::open).transpose() {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("mirror-maker: {e}");
+                std::process::exit(exit::CONFIG);
+            }
+        },
+        _ => None,
+    };
+    init_logging(log_file.as_ref());
     let code = match invocation {
         cli::Invocation::Print(text) => {
             print!("{text}");
@@ -60,7 +77,7 @@ fn main() {
                     });
                 }
             };
-            match pipeline::plan(options).and_then(pipeline::run) {
+            match pipeline::plan(options).and_then(|plan| pipeline::run(plan, log_file)) {
                 Ok(code) => code,
                 Err(e) => {
                     log::error!("Exception when starting mirror maker: {e}");

@@ -1,12 +1,82 @@
-//! Process-wide counters: what was consumed, produced and dropped.
+//! Counters for the stats line, the summary at exit and the Prometheus
+//! endpoint: process totals, per source topic, per source partition.
 //!
-//! Plain atomics, bumped on the hot path with relaxed ordering; read for
-//! the summary line at exit (and later for the stats line and endpoint).
+//! Plain atomics, bumped on the hot path with relaxed ordering. A stream
+//! looks up its topic's counters once per topic (not per record) and hands
+//! them to the producer with each record, so the delivery report can count
+//! and time it without a map lookup.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Counters of one source topic of one source cluster.
+#[derive(Debug)]
+pub struct TopicMetrics {
+    /// Index of the `--consumer.config` it comes from, 0-based.
+    pub source: usize,
+    pub topic: Arc<str>,
+    pub consumed: AtomicU64,
+    pub consumed_bytes: AtomicU64,
+    pub produced: AtomicU64,
+    pub produced_bytes: AtomicU64,
+    pub dropped: AtomicU64,
+    /// Per source partition: milliseconds from the latest acknowledged
+    /// record's timestamp to its acknowledgement; -1 before the first.
+    latency_ms: RwLock<Vec<AtomicI64>>,
+}
+
+impl TopicMetrics {
+    fn new(source: usize, topic: &str) -> Self {
+        TopicMetrics {
+            source,
+            topic: Arc::from(topic),
+            consumed: AtomicU64::new(0),
+            consumed_bytes: AtomicU64::new(0),
+            produced: AtomicU64::new(0),
+            produced_bytes: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            latency_ms: RwLock::new(Vec::new()),
+        }
+    }
+
+    /// The target acknowledged a record of `partition` written at `timestamp_ms`.
+    pub fn acknowledged(&self, partition: i32, timestamp_ms: Option<i64>) {
+        let (Some(ts), Ok(p)) = (timestamp_ms, usize::try_from(partition)) else { return };
+        let latency = now_ms().saturating_sub(ts).max(0);
+        {
+            let slots = self.latency_ms.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(slot) = slots.get(p) {
+                slot.store(latency, Ordering::Relaxed);
+                return;
+            }
+        }
+        let mut slots = self.latency_ms.write().unwrap_or_else(|e| e.into_inner());
+        while slots.len() <= p {
+            slots.push(AtomicI64::new(-1));
+        }
+        slots[p].store(latency, Ordering::Relaxed);
+    }
+
+    /// (partition, latency in ms) for partitions with an acknowledged record.
+    pub fn latencies(&self) -> Vec<(i32, i64)> {
+        let slots = self.latency_ms.read().unwrap_or_else(|e| e.into_inner());
+        slots.iter().enumerate().map(|(p, l)| (p as i32, l.load(Ordering::Relaxed))).filter(|(_, l)| *l >= 0).collect()
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// One consumer stream's view of its partitions' lag, from librdkafka's statistics.
+#[derive(Debug, Default, Clone)]
+pub struct StreamLag {
+    pub source: usize,
+    /// (topic, partition, source end offset minus committed offset)
+    pub partitions: Vec<(String, i32, i64)>,
+}
 
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -22,9 +92,16 @@ pub struct Metrics {
     pub rebalances: AtomicU64,
     /// Source offsets deleted by retention before they were mirrored.
     pub gap_offsets: AtomicU64,
-    /// Per stream: source end offsets minus committed offsets, summed over
-    /// its partitions, from librdkafka's statistics.
-    pub lag: Mutex<HashMap<String, i64>>,
+    /// Per stream: its partitions' lag, replaced at every statistics report.
+    pub lag: Mutex<HashMap<String, StreamLag>>,
+    /// Per (source, topic); entries live as long as the process.
+    pub topics: Mutex<HashMap<(usize, String), Arc<TopicMetrics>>>,
+    /// Wall time of successful commits, for the endpoint's summary.
+    pub commit_micros: AtomicU64,
+    /// Records handed to the producer channels, and taken out by the
+    /// workers: the difference is what waits in the channels.
+    pub channel_in: AtomicU64,
+    pub channel_out: AtomicU64,
 }
 
 /// The previous reading, to turn counters into rates.
@@ -52,7 +129,33 @@ impl Metrics {
     }
 
     pub fn total_lag(&self) -> i64 {
-        self.lag.lock().unwrap().values().sum()
+        self.lag.lock().unwrap().values().flat_map(|s| s.partitions.iter()).map(|(_, _, l)| *l).sum()
+    }
+
+    /// The counters of `topic` from source `source`, created on first use.
+    pub fn topic(&self, source: usize, topic: &str) -> Arc<TopicMetrics> {
+        let mut topics = self.topics.lock().unwrap();
+        topics.entry((source, topic.to_string())).or_insert_with(|| Arc::new(TopicMetrics::new(source, topic))).clone()
+    }
+
+    /// Every topic's counters, ordered by source and name.
+    pub fn topics_sorted(&self) -> Vec<Arc<TopicMetrics>> {
+        let topics = self.topics.lock().unwrap();
+        let sorted: BTreeMap<_, _> = topics.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        sorted.into_values().collect()
+    }
+
+    /// Records waiting in the producer channels.
+    pub fn channel_depth(&self) -> u64 {
+        Self::get(&self.channel_in).saturating_sub(Self::get(&self.channel_out))
+    }
+
+    /// (source, topic, partition, lag) over every stream, sorted.
+    pub fn partition_lags(&self) -> Vec<(usize, String, i32, i64)> {
+        let lag = self.lag.lock().unwrap();
+        let mut v: Vec<_> = lag.values().flat_map(|s| s.partitions.iter().map(move |(t, p, l)| (s.source, t.clone(), *p, *l))).collect();
+        v.sort();
+        v
     }
 
     pub fn stats_start(&self) -> StatsState {
@@ -114,14 +217,30 @@ mod tests {
         Metrics::add(&m.consumed, 1000);
         Metrics::add(&m.produced, 900);
         Metrics::add(&m.dropped, 10);
-        m.lag.lock().unwrap().insert("s0".into(), 5000);
+        m.lag.lock().unwrap().insert("s0".into(), StreamLag { source: 0, partitions: vec![("t".into(), 0, 4000), ("t".into(), 1, 1000)] });
         std::thread::sleep(Duration::from_millis(20));
         let line = m.stats_line(&mut prev);
         assert!(line.contains("lag 5000") && line.contains("in flight 90") && line.contains("dropped 10"), "{line}");
         assert!(line.contains("catching up"), "{line}");
         Metrics::add(&m.produced, 90);
-        m.lag.lock().unwrap().insert("s0".into(), 0);
+        m.lag.lock().unwrap().insert("s0".into(), StreamLag { source: 0, partitions: vec![("t".into(), 0, 0)] });
         let line = m.stats_line(&mut prev);
         assert!(line.contains("lag 0") && line.contains("in flight 0") && !line.contains("catching up"), "{line}");
+    }
+
+    #[test]
+    fn topic_counters_are_shared_and_latency_is_per_partition() {
+        let m = Metrics::default();
+        let a = m.topic(0, "orders");
+        let b = m.topic(0, "orders");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &m.topic(1, "orders")), "another source's topic of the same name is counted apart");
+        a.acknowledged(3, Some(now_ms() - 1500));
+        a.acknowledged(0, None);
+        let l = a.latencies();
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!(l[0].0, 3);
+        assert!((1500..60_000).contains(&l[0].1), "{l:?}");
+        assert_eq!(m.topics_sorted().iter().map(|t| (t.source, t.topic.to_string())).collect::<Vec<_>>(), vec![(0, "orders".into()), (1, "orders".into())]);
     }
 }

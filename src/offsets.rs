@@ -296,8 +296,8 @@ mod tests {
         let (a, b) = (tp("a", 0), tp("a", 1));
         let ha = t.register(&a, 0);
         t.register(&b, 7).done();
-        assert_eq!(t.committable_for(&[b.clone()]), vec![(b.clone(), 8)]);
-        assert_eq!(t.in_flight(Some(&[a.clone()])), 1);
+        assert_eq!(t.committable_for(std::slice::from_ref(&b)), vec![(b.clone(), 8)]);
+        assert_eq!(t.in_flight(Some(std::slice::from_ref(&a))), 1);
         assert_eq!(t.in_flight(Some(&[b.clone()])), 0);
         t.remove(&[a.clone()]);
         // A late ack from the old assignment is ignored.

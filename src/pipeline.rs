@@ -19,6 +19,7 @@ use crate::config::{self, ClientSettings, Role};
 use crate::consumer::{self, StreamContext, StreamSpec};
 use crate::filter::TopicFilter;
 use crate::handler::Handler;
+use crate::logfile::LogFile;
 use crate::metrics::Metrics;
 use crate::offsets::OffsetTracker;
 use crate::producer::{self, DeliveryContext};
@@ -104,9 +105,10 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
 }
 
 /// Runs the mirror until SIGINT/SIGTERM or a failure; returns the exit status.
-pub fn run(plan: Plan) -> Result<i32, StartError> {
+/// `log_file` is reopened on SIGHUP.
+pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>) -> Result<i32, StartError> {
     let shutdown = Shutdown::new(Duration::from_millis(plan.options.drain_timeout_ms));
-    shutdown::install_signal_handler(shutdown.clone()).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
+    shutdown::install_signal_handler(shutdown.clone(), log_file).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
     run_until(plan, shutdown, Arc::new(Metrics::default()))
 }
 
@@ -167,6 +169,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             let name = if plan.sources.len() > 1 { format!("mirrormaker-thread-{si}-{j}") } else { format!("mirrormaker-thread-{j}") };
             let ctx = StreamContext {
                 name: name.clone(),
+                source_index: si,
+                lag_from_log_start: source.settings.get("auto.offset.reset") == Some("earliest"),
                 tracker: OffsetTracker::new(),
                 pending: Default::default(),
                 shutdown: shutdown.clone(),

@@ -18,7 +18,7 @@ use rdkafka::message::{Message, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::shutdown::{exit, Shutdown};
 
@@ -33,6 +33,16 @@ pub struct MirrorRecord {
     pub timestamp: Option<i64>,
     /// The source coordinates and where to report the outcome.
     pub ack: AckHandle,
+    /// The source topic's counters.
+    pub stats: Arc<TopicMetrics>,
+}
+
+/// What a delivery report needs of its record: where to settle the
+/// offset, what to count, and when the record was written at the source.
+pub struct Delivery {
+    pub ack: AckHandle,
+    pub stats: Arc<TopicMetrics>,
+    pub timestamp: Option<i64>,
 }
 
 impl MirrorRecord {
@@ -59,7 +69,8 @@ impl ClientContext for DeliveryContext {
 
 impl DeliveryContext {
     /// A record the target will never take: abort or skip, as configured.
-    fn permanent_failure(&self, ack: &AckHandle, target_topic: &str, size: usize, err: &KafkaError) {
+    fn permanent_failure(&self, delivery: &Delivery, target_topic: &str, size: usize, err: &KafkaError) {
+        let ack = &delivery.ack;
         let (topic, partition) = (&ack.tp.0, ack.tp.1);
         let hint = match err.rdkafka_error_code() {
             Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
@@ -90,6 +101,7 @@ impl DeliveryContext {
         } else {
             warn!("{what}; skipped and counted as dropped (--abort.on.send.failure false)");
             Metrics::add(&self.metrics.dropped, 1);
+            Metrics::add(&delivery.stats.dropped, 1);
             ack.done();
         }
     }
@@ -101,14 +113,18 @@ fn payload_len(msg: &impl Message) -> usize {
 }
 
 impl ProducerContext for DeliveryContext {
-    type DeliveryOpaque = Box<AckHandle>;
+    type DeliveryOpaque = Box<Delivery>;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, ack: Self::DeliveryOpaque) {
+    fn delivery(&self, result: &DeliveryResult<'_>, d: Self::DeliveryOpaque) {
         match result {
             Ok(msg) => {
-                ack.done();
+                d.ack.done();
+                let bytes = payload_len(msg) as u64;
                 Metrics::add(&self.metrics.produced, 1);
-                Metrics::add(&self.metrics.produced_bytes, payload_len(msg) as u64);
+                Metrics::add(&self.metrics.produced_bytes, bytes);
+                Metrics::add(&d.stats.produced, 1);
+                Metrics::add(&d.stats.produced_bytes, bytes);
+                d.stats.acknowledged(d.ack.tp.1, d.timestamp);
             }
             Err((err, msg)) => {
                 // Purged at shutdown after the drain deadline: not delivered,
@@ -116,7 +132,7 @@ impl ProducerContext for DeliveryContext {
                 if matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::PurgeQueue | RDKafkaErrorCode::PurgeInflight)) {
                     return;
                 }
-                self.permanent_failure(&ack, msg.topic(), payload_len(msg), err);
+                self.permanent_failure(&d, msg.topic(), payload_len(msg), err);
             }
         }
     }
@@ -134,7 +150,9 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: Receiver<MirrorR
     thread::Builder::new()
         .name(format!("mirrormaker-producer-{index}"))
         .spawn(move || {
+            let metrics = producer.context().metrics.clone();
             for rec in rx.iter() {
+                Metrics::add(&metrics.channel_out, 1);
                 send(&producer, rec, &shutdown);
             }
             let left = producer.in_flight_count();
@@ -155,8 +173,8 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: Receiver<MirrorR
 
 fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
     let size = rec.size();
-    let MirrorRecord { topic, partition, key, value, headers, timestamp, ack } = rec;
-    let mut record: BaseRecord<'_, [u8], [u8], Box<AckHandle>> = BaseRecord::with_opaque_to(&topic, Box::new(ack));
+    let MirrorRecord { topic, partition, key, value, headers, timestamp, ack, stats } = rec;
+    let mut record: BaseRecord<'_, [u8], [u8], Box<Delivery>> = BaseRecord::with_opaque_to(&topic, Box::new(Delivery { ack, stats, timestamp }));
     if let Some(k) = key.as_deref() {
         record = record.key(k);
     }

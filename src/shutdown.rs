@@ -11,6 +11,11 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use crate::logfile::LogFile;
+
 /// Exit statuses, documented in the README.
 pub mod exit {
     /// Clean shutdown: everything consumed was delivered and committed.
@@ -102,17 +107,34 @@ impl Shutdown {
     }
 }
 
-/// Installs the SIGINT/SIGTERM handler: the first signal drains, the second exits.
-pub fn install_signal_handler(shutdown: Arc<Shutdown>) -> Result<(), ctrlc::Error> {
-    let seen = AtomicBool::new(false);
-    ctrlc::set_handler(move || {
-        if seen.swap(true, Ordering::AcqRel) {
-            eprintln!("Second signal: exiting now without committing undelivered records (they will be mirrored again on restart).");
-            std::process::exit(exit::FORCED);
+/// Starts the signal thread. SIGINT and SIGTERM: the first drains, the
+/// second exits at once. SIGHUP reopens `--log.file` when there is one
+/// (logrotate's postrotate); without a log file it means the terminal went
+/// away, and the mirror shuts down cleanly as for SIGTERM.
+pub fn install_signal_handler(shutdown: Arc<Shutdown>, log_file: Option<Arc<LogFile>>) -> std::io::Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new().name("mirrormaker-signals".into()).spawn(move || {
+        let mut seen = false;
+        for signal in signals.forever() {
+            if signal == SIGHUP {
+                if let Some(log) = &log_file {
+                    match log.reopen() {
+                        Ok(()) => log::info!("SIGHUP: reopened the log file {}", log.path().display()),
+                        Err(e) => log::warn!("SIGHUP: {e}; still writing to the file opened before"),
+                    }
+                    continue;
+                }
+            }
+            if seen {
+                eprintln!("Second signal: exiting now without committing undelivered records (they will be mirrored again on restart).");
+                std::process::exit(exit::FORCED);
+            }
+            seen = true;
+            log::info!("Start clean shutdown.");
+            shutdown.request_stop();
         }
-        log::info!("Start clean shutdown.");
-        shutdown.request_stop();
-    })
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]

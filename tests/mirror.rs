@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use common::*;
 use mirror_maker::partitioner::java_partition;
@@ -83,15 +84,47 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     // So does the Prometheus endpoint, bound to loopback by default.
     m.wait_for_log(&format!("metrics endpoint: http://127.0.0.1:{port}/metrics"));
     let total = (recs_a.len() + recs_b.len() + recs_late.len()) as f64;
-    wait_until("endpoint shows every record and lag 0", || {
+    // Every owned partition reports its own lag: 3 + 2 + 2 partitions.
+    wait_until("endpoint shows every record and lag 0 on all 7 partitions", || {
         let page = scrape(port);
-        page["mirror_maker_records_produced_total"] == total && page["mirror_maker_lag_records"] == 0.0
+        page.sum("mirror_maker_records_produced_total") == Some(total)
+            && page.matching("mirror_maker_lag_records", &[]).len() == 7
+            && page.sum("mirror_maker_lag_records") == Some(0.0)
     });
     let page = scrape(port);
-    assert_eq!(page["mirror_maker_records_consumed_total"], total, "{page:?}");
-    assert_eq!(page["mirror_maker_in_flight_records"], 0.0, "{page:?}");
-    assert_eq!(page["mirror_maker_records_dropped_total"], 0.0, "{page:?}");
-    assert!(page["mirror_maker_commits_total"] >= 1.0 && page["mirror_maker_process_resident_memory_bytes"] > 0.0, "{page:?}");
+    assert_eq!(page.sum("mirror_maker_records_consumed_total"), Some(total), "{page:?}");
+    for (topic, recs, partitions) in [(&a, &recs_a, 3), (&b, &recs_b, 2), (&late, &recs_late, 2)] {
+        let l = [("source", "0"), ("topic", topic.as_str())];
+        let bytes: usize = recs.iter().map(|r| r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len)).sum();
+        assert_eq!(page.matching("mirror_maker_records_produced_total", &l), vec![(format!("mirror_maker_records_produced_total{{source=\"0\",topic=\"{topic}\"}}"), recs.len() as f64)]);
+        assert_eq!(page.matching("mirror_maker_bytes_produced_total", &l)[0].1, bytes as f64, "{topic}");
+        assert_eq!(page.matching("mirror_maker_bytes_consumed_total", &l)[0].1, bytes as f64, "{topic}");
+        assert_eq!(page.matching("mirror_maker_records_dropped_total", &l)[0].1, 0.0, "{topic}");
+        // sample_records stamps records an hour before they are written, so
+        // the latency from source timestamp to acknowledgement is that hour
+        // plus the time the test took so far.
+        let latency = page.matching("mirror_maker_replication_latency_seconds", &l);
+        assert_eq!(latency.len(), partitions, "{topic}: {latency:?}");
+        assert!(latency.iter().all(|(_, s)| (3595.0..4500.0).contains(s)), "{topic}: {latency:?}");
+    }
+    assert_eq!(page.matching("mirror_maker_records_produced_total", &[("topic", &skip)]), vec![], "excluded topic counted");
+    assert_eq!(page.sum("mirror_maker_in_flight_records"), Some(0.0), "{page:?}");
+    assert_eq!(page.sum("mirror_maker_channel_records"), Some(0.0), "{page:?}");
+    let commits = page.sum("mirror_maker_commits_total").unwrap();
+    assert!(commits >= 1.0 && page.sum("mirror_maker_commit_duration_seconds_count") == Some(commits), "{page:?}");
+    assert!(page.sum("mirror_maker_process_resident_memory_bytes").unwrap() > 0.0, "{page:?}");
+    // Bound to loopback: the host's other address refuses the connection.
+    let ip = non_loopback_address().expect("this test needs a non-loopback address (a default route) to show the endpoint is not reachable on it");
+    // Control: the address does reach this host, so a refusal means the bind.
+    let any = std::net::TcpListener::bind(("0.0.0.0", 0)).unwrap();
+    let reachable = std::net::TcpStream::connect_timeout(&(ip, any.local_addr().unwrap().port()).into(), Duration::from_secs(5));
+    assert!(reachable.is_ok(), "{ip} does not reach this host ({reachable:?}); cannot tell what the endpoint refuses");
+    let refused = std::net::TcpStream::connect_timeout(&(ip, port).into(), Duration::from_secs(5));
+    assert!(refused.is_err(), "the metrics endpoint answered on {ip}:{port}; it must listen on 127.0.0.1 only by default");
+    println!("core: endpoint refused {ip}:{port} ({}); sample of the page:", refused.unwrap_err());
+    for (k, v) in page.matching("mirror_maker_records_produced_total", &[]).iter().chain(page.matching("mirror_maker_lag_records", &[("topic", a.as_str())]).iter()) {
+        println!("  {k} {v}");
+    }
     let stats: Vec<String> = m.output().lines().filter(|l| l.contains("stats: in ")).map(str::to_string).collect();
     assert!(stats.iter().any(|l| !l.contains("out 0 records/s")), "no stats line saw records flowing: {stats:?}");
     assert_eq!(m.stop(), 0, "exit status after SIGTERM; log:\n{}", m.output());

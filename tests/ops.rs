@@ -34,3 +34,82 @@ fn drop_in_script_passes_arguments_through_unsplit() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read properties file /nonexistent/c"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn sighup_reopens_the_log_file_for_logrotate() {
+    require(&source());
+    require(&target());
+    let id = unique("logrotate");
+    create_topic(&source(), &id, 1, &[]);
+    let dir = std::env::temp_dir().join(unique("logdir"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, rotated) = (dir.join("mirror.log"), dir.join("mirror.log.1"));
+    let group = unique("group");
+    let mut args = mirror_args(&source(), &group, &target(), &id, &["--stats.interval.ms", "500", "--offset.commit.interval.ms", "500"]);
+    args.extend([s("--log.file"), path(&log)]);
+    let mut m = Mirror::start(&args);
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    wait_until("the log file has the start line", || read(&log).contains("Starting mirror maker"));
+
+    // What logrotate does: rename, then signal.
+    std::fs::rename(&log, &rotated).unwrap();
+    m.signal("HUP");
+    wait_until("a new log file with the reopen line", || read(&log).contains("SIGHUP: reopened the log file"));
+    // Still mirroring, and logging into the new file.
+    let recs = sample_records(&id, 200);
+    produce(&source(), &id, &recs);
+    wait_until("records mirrored and committed after the reopen", || all_committed(&source(), &group, &id));
+    wait_until("stats lines land in the new file", || read(&log).lines().filter(|l| l.contains("stats: in ")).count() >= 2);
+    assert!(m.alive(), "SIGHUP with --log.file must not stop the mirror");
+    assert_eq!(m.stop(), 0, "exit status after SIGTERM; log:\n{}", read(&log));
+
+    let (old, new) = (read(&rotated), read(&log));
+    assert!(old.contains("Starting mirror maker") && !old.contains("SIGHUP: reopened"), "rotated file:\n{old}");
+    assert!(new.contains("Kafka mirror maker shutdown successfully") && !new.contains("Starting mirror maker"), "new file:\n{new}");
+    // Nothing went to stderr: the log file is the only log.
+    assert!(!m.output().contains("Starting mirror maker"), "log lines on stderr:\n{}", m.output());
+    assert_same_records(&id, &recs, &read_topic(&target(), &id));
+    println!(
+        "logrotate: {} lines in the rotated file, {} in the reopened one, 200 records mirrored",
+        old.lines().count(),
+        new.lines().count()
+    );
+}
+
+#[test]
+fn kafka_consumer_groups_describe_shows_the_mirror_with_zero_lag() {
+    require(&source());
+    require(&target());
+    let id = unique("describe");
+    create_topic(&source(), &id, 3, &[]);
+    let recs = sample_records(&id, 900);
+    produce(&source(), &id, &recs);
+    let group = unique("group");
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &id, &["--offset.commit.interval.ms", "500"]));
+    wait_until("mirrored and committed", || all_committed(&source(), &group, &id));
+
+    // Kafka's own tool, from the 3.9 jars, while the mirror runs.
+    let describe = || {
+        let out = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-run"))
+            .args(["consumer-groups", "--bootstrap-server", &source(), "--describe", "--group", &group])
+            .output()
+            .expect("scripts/kafka-run consumer-groups");
+        assert!(out.status.success(), "kafka-consumer-groups failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = describe();
+    let header: Vec<&str> = text.lines().find(|l| l.starts_with("GROUP")).expect("a header line").split_whitespace().collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column in:\n{text}"));
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).filter(|r| r.len() == header.len() && r[col("TOPIC")] == id).collect();
+    assert_eq!(rows.len(), 3, "one row per partition expected:\n{text}");
+    for r in &rows {
+        assert_eq!(r[col("LAG")], "0", "lag not zero:\n{text}");
+        assert_eq!(r[col("CURRENT-OFFSET")], r[col("LOG-END-OFFSET")], "{text}");
+        assert_ne!(r[col("CONSUMER-ID")], "-", "partition without an active member:\n{text}");
+        assert!(r[col("CLIENT-ID")].starts_with(&format!("{group}-")), "client id is <group.id>-<stream> as in MM1:\n{text}");
+    }
+    let end: i64 = rows.iter().map(|r| r[col("LOG-END-OFFSET")].parse::<i64>().unwrap()).sum();
+    assert_eq!(end, recs.len() as i64, "{text}");
+    assert_eq!(m.stop(), 0);
+    println!("consumer-groups --describe:\n{}", text.trim_end());
+}

@@ -444,16 +444,55 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
 }
 
-/// GET /metrics from the mirror's endpoint; returns metric name -> value.
-pub fn scrape(port: u16) -> HashMap<String, f64> {
+/// One scrape of the mirror's Prometheus page.
+#[derive(Debug)]
+pub struct Scrape {
+    /// Series as written, name plus labels (`a_total{topic="t"}`) -> value.
+    pub series: HashMap<String, f64>,
+}
+
+impl Scrape {
+    /// The sum over every series of the metric `name`, whatever its labels;
+    /// None when the page has no series of it.
+    pub fn sum(&self, name: &str) -> Option<f64> {
+        let values: Vec<f64> = self.series.iter().filter(|(k, _)| k.split('{').next() == Some(name)).map(|(_, v)| *v).collect();
+        (!values.is_empty()).then(|| values.iter().sum())
+    }
+
+    /// The series of `name` whose labels include every `label="value"` pair given.
+    pub fn matching(&self, name: &str, labels: &[(&str, &str)]) -> Vec<(String, f64)> {
+        let mut v: Vec<(String, f64)> = self
+            .series
+            .iter()
+            .filter(|(k, _)| k.split('{').next() == Some(name) && labels.iter().all(|(l, val)| k.contains(&format!("{l}=\"{val}\""))))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}
+
+/// GET /metrics from the mirror's endpoint.
+pub fn scrape(port: u16) -> Scrape {
     use std::io::Write;
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the metrics endpoint");
     write!(s, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
     let mut page = String::new();
     s.read_to_string(&mut page).unwrap();
     assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
-    page.lines()
+    let series = page
+        .lines()
         .filter(|l| l.starts_with("mirror_maker_"))
-        .filter_map(|l| l.split_once(' ').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?))))
-        .collect()
+        .filter_map(|l| l.rsplit_once(' ').and_then(|(k, v)| Some((k.to_string(), v.parse().ok()?))))
+        .collect();
+    Scrape { series }
+}
+
+/// This host's address on its default route, if it has one: connecting a
+/// UDP socket picks the source address without sending anything.
+pub fn non_loopback_address() -> Option<std::net::IpAddr> {
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    sock.connect("192.0.2.1:9").ok()?;
+    let ip = sock.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
