@@ -69,8 +69,12 @@ fn main() {
             let _pid_lock = match options.pid_file.as_deref().map(pidfile::acquire).transpose() {
                 Ok(lock) => lock,
                 Err(e) => {
-                    log::error!("{e}");
-                    eprintln!("mirror-maker: {e}");
+                    // With --log.file a cron-started second copy says so in
+                    // the log only: on stderr, cron would mail it every minute.
+                    match (&e, &log_file) {
+                        (pidfile::PidFileError::Running { .. }, Some(_)) => log::warn!("{e}"),
+                        _ => eprintln!("mirror-maker: {e}"),
+                    }
                     std::process::exit(match e {
                         pidfile::PidFileError::Running { .. } => exit::ALREADY_RUNNING,
                         pidfile::PidFileError::Io { .. } => exit::CONFIG,

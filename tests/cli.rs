@@ -126,3 +126,32 @@ fn a_second_copy_with_the_same_pid_file_exits_at_once() {
     wait_until("a new copy takes over after a kill -9", || std::fs::read_to_string(&pid_file).is_ok_and(|p| p.trim() == again.pid().to_string()));
     assert_eq!(again.stop(), 0, "{}", again.output());
 }
+
+#[test]
+fn two_copies_started_together_leave_exactly_one_running() {
+    // Both started in the same instant, as two cron lines would; with
+    // --log.file the loser says why in its log and nothing on stderr, so cron
+    // mails nothing.
+    let dir = std::env::temp_dir().join(unique("pidrace"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("mm.pid");
+    let group = unique("pid");
+    let mut args = mirror_args("127.0.0.1:9", &group, "127.0.0.1:10", "t", &[]);
+    args.extend([s("--pid.file"), path(&pid_file)]);
+    let with_log = |name: &str| {
+        let mut a = args.clone();
+        a.extend([s("--log.file"), path(&dir.join(name))]);
+        a
+    };
+    let mut copies = [Mirror::start(&with_log("a.log")), Mirror::start(&with_log("b.log"))];
+    wait_until("one copy exits", || copies.iter_mut().any(|m| !m.alive()));
+    let loser = copies.iter_mut().position(|m| !m.alive()).unwrap();
+    let winner = 1 - loser;
+    assert_eq!(copies[loser].wait(), 4);
+    let loser_log = std::fs::read_to_string(dir.join(["a.log", "b.log"][loser])).unwrap();
+    assert!(loser_log.contains(&format!("another mirror-maker (pid {}) is already running", copies[winner].pid())), "{loser_log}");
+    assert_eq!(copies[loser].output(), "", "the losing copy wrote to stderr");
+    assert!(copies[winner].alive(), "the winning copy must keep running");
+    assert_eq!(std::fs::read_to_string(&pid_file).unwrap().trim(), copies[winner].pid().to_string());
+    assert_eq!(copies[winner].stop(), 0);
+}

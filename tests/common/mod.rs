@@ -383,6 +383,7 @@ impl Mirror {
         self.child.try_wait().unwrap().is_none()
     }
 
+
     /// Peak resident memory so far (VmHWM), in KiB.
     pub fn peak_rss_kb(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
