@@ -101,7 +101,7 @@ fn s2_target_down_then_back_loses_nothing() {
     let mut recs = sample_records(&t, 100_000);
     produce(&source(), &t, &recs);
     let group = unique("tdown");
-    let mut m = mirror(&group, &t, &[]);
+    let mut m = mirror(&group, &t, &["--stats.interval.ms", "2000"]);
     wait_until("some progress", || progress(&source(), &group, &t).0 > 0);
     broker("stop-broker", "target");
     let more = seq_records(&t, 100_000, 100_000);
@@ -113,6 +113,16 @@ fn s2_target_down_then_back_loses_nothing() {
         std::thread::sleep(Duration::from_millis(500));
     }
     let rss_down_mb = m.peak_rss_kb() / 1024;
+    // The stats line shows the backlog building up while nothing goes out:
+    // at least the 100,000 records written during the outage are uncommitted.
+    let lag_of = |l: &str| l.split("lag ").nth(1).and_then(|r| r.split(',').next()?.parse::<i64>().ok());
+    let out = m.output();
+    let outage_line = out
+        .lines()
+        .filter(|l| l.contains("stats: in ") && l.contains("out 0 records/s"))
+        .find(|l| lag_of(l).is_some_and(|lag| lag >= 100_000))
+        .unwrap_or_else(|| panic!("no stats line during the outage showed the backlog:\n{out}"))
+        .to_string();
     broker("start-broker", "target");
     let back = Instant::now();
     wait_until("catch-up after the target returned", || all_committed(&source(), &group, &t));
@@ -126,7 +136,11 @@ fn s2_target_down_then_back_loses_nothing() {
         "s2 target down",
         &t,
         &recs,
-        &format!(", outage {outage}s, caught up {:.1}s after the target returned, peak RSS {peak_mb} MiB ({rss_down_mb} MiB during the outage)", catch_up.as_secs_f64()),
+        &format!(
+            ", outage {outage}s, caught up {:.1}s after the target returned, peak RSS {peak_mb} MiB ({rss_down_mb} MiB during the outage); during the outage: {}",
+            catch_up.as_secs_f64(),
+            outage_line.split("stats: ").nth(1).unwrap_or_default()
+        ),
     );
 }
 
