@@ -41,6 +41,10 @@ struct PartitionState {
     next: i64,
     /// The last offset committed (or known committed) for this partition.
     committed: Option<i64>,
+    /// How many entries of `in_flight` are `Sending`: kept as a count, since
+    /// every ack asks and scanning tens of thousands of entries per ack cost
+    /// an eighth of the mirror's CPU in a profile.
+    sending: usize,
 }
 
 impl PartitionState {
@@ -49,7 +53,7 @@ impl PartitionState {
     }
 
     fn pending(&self) -> usize {
-        self.in_flight.iter().filter(|(_, st)| *st == State::Sending).count()
+        self.sending
     }
 }
 
@@ -96,9 +100,11 @@ impl OffsetTracker {
             in_flight: VecDeque::new(),
             next: offset,
             committed: None,
+            sending: 0,
         });
         debug_assert!(st.in_flight.back().is_none_or(|(o, _)| *o < offset), "offsets must ascend");
         st.in_flight.push_back((offset, State::Sending));
+        st.sending += 1;
         st.next = offset + 1;
         AckHandle { tracker: self.clone(), tp: tp.clone(), offset, epoch: st.epoch }
     }
@@ -110,6 +116,9 @@ impl OffsetTracker {
             return;
         }
         if let Ok(i) = st.in_flight.binary_search_by_key(&offset, |(o, _)| *o) {
+            if st.in_flight[i].1 == State::Sending {
+                st.sending -= 1;
+            }
             st.in_flight[i].1 = state;
         }
         while st.in_flight.front().is_some_and(|(_, s)| *s == State::Done) {
@@ -156,7 +165,9 @@ impl OffsetTracker {
         let mut parts = self.parts.lock().unwrap();
         if let Some(st) = parts.get_mut(tp) {
             while st.in_flight.back().is_some_and(|(o, _)| *o >= from) {
-                st.in_flight.pop_back();
+                if let Some((_, State::Sending)) = st.in_flight.pop_back() {
+                    st.sending -= 1;
+                }
             }
             st.next = st.next.min(from);
         }
