@@ -60,12 +60,13 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
 pub fn render(m: &Metrics) -> String {
     let g = Metrics::get;
     let (rss, cpu) = process_figures();
-    let rows: [(&str, &str, &str, f64); 13] = [
+    let rows: [(&str, &str, &str, f64); 14] = [
         ("records_consumed_total", "counter", "Records read from the source clusters.", g(&m.consumed) as f64),
         ("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", g(&m.consumed_bytes) as f64),
         ("records_produced_total", "counter", "Records acknowledged by the target cluster.", g(&m.produced) as f64),
         ("bytes_produced_total", "counter", "Key and value bytes acknowledged by the target cluster.", g(&m.produced_bytes) as f64),
         ("records_dropped_total", "counter", "Records skipped after a permanent send failure (MM1 numDroppedMessages).", g(&m.dropped) as f64),
+        ("records_loop_skipped_total", "counter", "Records not copied because their provenance header names the target cluster (active/active loop guard).", g(&m.loop_skipped) as f64),
         ("commits_total", "counter", "Successful offset commits to the source groups.", g(&m.commits) as f64),
         ("commit_failures_total", "counter", "Failed offset commits (retried).", g(&m.commit_failures) as f64),
         ("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64),

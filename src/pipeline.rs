@@ -22,7 +22,10 @@ use crate::handler::Handler;
 use crate::metrics::Metrics;
 use crate::offsets::OffsetTracker;
 use crate::producer::{self, DeliveryContext};
+use crate::provenance::{self, Provenance};
 use crate::shutdown::{self, exit, Shutdown};
+use crate::throttle::Throttle;
+use crate::topics::{self, TopicSync};
 
 /// Why the mirror could not start; always exit status 1.
 #[derive(Debug)]
@@ -134,7 +137,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         producers.push(p);
         channels.push(bounded(opts.queue_size));
     }
-    let target_id = producers[0].client().fetch_cluster_id(Duration::from_secs(10));
+    let mut target_id = producers[0].client().fetch_cluster_id(Duration::from_secs(10));
     if target_id.is_none() {
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
@@ -145,11 +148,33 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         None
     };
 
+    let beyond = &opts.beyond;
+    let target_admin = if beyond.create_topics || beyond.sync_partitions {
+        Some(topics::admin_client(&target_config).map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", plan.target.path.display())))?)
+    } else {
+        None
+    };
+    let mut target_admin = target_admin;
+
     let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
     let leave_barrier = Arc::new(std::sync::Barrier::new(plan.sources.len() * opts.num_streams));
     let mut streams = Vec::new();
     for (si, source) in plan.sources.iter().enumerate() {
         let group = source.settings.group_id.clone().unwrap_or_default();
+        let mut stamp: Option<Provenance> = None;
+        let topic_sync = match target_admin.take() {
+            Some(admin) => {
+                let source_admin = topics::admin_client(&source.settings.client_config())
+                    .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", source.settings.path.display())))?;
+                let sync = Arc::new(TopicSync::new(source_admin, admin, plan.handler.clone(), beyond.create_topics, beyond.sync_partitions));
+                // The next source needs an admin client of its own for the target.
+                if si + 1 < plan.sources.len() {
+                    target_admin = Some(topics::admin_client(&target_config).map_err(|e| StartError(e.to_string()))?);
+                }
+                Some(sync)
+            }
+            None => None,
+        };
         for j in 0..opts.num_streams {
             let mut cfg = source.settings.client_config();
             cfg.set("client.id", format!("{group}-{j}"));
@@ -191,6 +216,23 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                         source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
                     )));
                 }
+                if beyond.provenance {
+                    let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", source.settings.bootstrap), source_id, || consumer.client().fetch_cluster_id(Duration::from_secs(10)), &shutdown) else {
+                        return Ok(shutdown.code());
+                    };
+                    let Some(tid) = wait_cluster_id(&format!("the target cluster ({})", plan.target.bootstrap), target_id.clone(), || producers[0].client().fetch_cluster_id(Duration::from_secs(10)), &shutdown) else {
+                        return Ok(shutdown.code());
+                    };
+                    if sid == tid && plan.handler.keeps_names() {
+                        return Err(StartError(format!("{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster", source.settings.path.display(), plan.target.path.display())));
+                    }
+                    info!(
+                        "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
+                        provenance::HEADER, provenance::HEADER
+                    );
+                    target_id = Some(tid.clone());
+                    stamp = Some(Provenance { source_id: sid, target_id: tid });
+                }
             }
             let spec = StreamSpec {
                 name,
@@ -202,6 +244,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
                 target_meta: target_meta.clone(),
                 leave_barrier: leave_barrier.clone(),
+                topic_sync: topic_sync.clone(),
+                provenance: stamp.clone(),
             };
             streams.push((spec, consumer));
         }
@@ -225,11 +269,19 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         opts.abort_on_send_failure,
     );
 
+    let throttle = Throttle::new(beyond.throttle_records_per_sec, beyond.throttle_bytes_per_sec).map(Arc::new);
+    if throttle.is_some() {
+        info!(
+            "throttled to {} records/s and {} bytes/s (key + value) for this process; the source is slowed, nothing is dropped",
+            beyond.throttle_records_per_sec.map_or("unlimited".into(), |r| r.to_string()),
+            beyond.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
+        );
+    }
     let workers: Vec<_> = producers
         .into_iter()
         .zip(channels)
         .enumerate()
-        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone()))
+        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone(), throttle.clone()))
         .collect();
     let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
     let stats = (opts.stats_interval_ms > 0).then(|| spawn_stats(Duration::from_millis(opts.stats_interval_ms), metrics.clone(), shutdown.clone()));
@@ -264,6 +316,24 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         ),
     }
     Ok(code)
+}
+
+/// A cluster id the provenance header cannot do without: asks again every
+/// few seconds until the cluster answers; `None` when asked to stop meanwhile.
+fn wait_cluster_id(what: &str, known: Option<String>, fetch: impl Fn() -> Option<String>, shutdown: &Shutdown) -> Option<String> {
+    if known.is_some() {
+        return known;
+    }
+    loop {
+        warn!("the provenance header needs the cluster id of {what}, which does not answer yet; waiting (--provenance.header=false does without)");
+        if let Some(id) = fetch() {
+            return Some(id);
+        }
+        if shutdown.stopping() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }
 
 /// Logs the stats line every `interval` until shutdown.
