@@ -274,6 +274,18 @@ fn last_assignment(log: &str) -> Option<usize> {
     line.split("] assigned ").nth(1)?.split(' ').next()?.parse().ok()
 }
 
+/// `kafka-consumer-groups.sh --describe --state`: assignor, state, members.
+fn group_state(group: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-run");
+    let out = Command::new(script)
+        .args(["consumer-groups", "--bootstrap-server", &source(), "--describe", "--group", group, "--state"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kafka-consumer-groups");
+    // Words separated by single spaces, padded, so " range " matches a column.
+    format!(" {} ", String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 #[test]
 fn shares_a_group_with_java_mm1_and_takes_over() {
     require(&source());
@@ -298,6 +310,9 @@ fn shares_a_group_with_java_mm1_and_takes_over() {
     ]);
     wait_until("our mirror holds part of the partitions", || last_assignment(&ours.output()).is_some_and(|n| n > 0 && n < 6));
     let shared = last_assignment(&ours.output()).unwrap();
+    // The protocol both sides picked: Java offers [range, cooperative-sticky], we offer range.
+    let state = group_state(&group);
+    assert!(state.contains(" range ") && state.contains(" Stable ") && state.contains(" 2 "), "group state:\n{state}");
     produce(&source(), &topic, &recs[1000..2000]);
     wait_until("second batch mirrored by both and committed", || all_committed(&source(), &group, &topic));
     let landed = read_topic(&target(), &topic);
@@ -389,11 +404,12 @@ fn check_throttle(what: &str, option: &str, limit: u64, value_size: usize, unit:
         .collect();
     produce(&source(), &topic, &recs);
     let group = unique("group");
-    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &topic, &[option, &limit.to_string()]));
+    // A small queue: stopping drains it at the throttled rate too.
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &topic, &[option, &limit.to_string(), "--queue.size", "100"]));
     let samples = sample_arrivals(&topic, window());
     let (rate, peak) = rates(&samples);
     assert!(m.alive(), "{}", m.output());
-    m.stop();
+    assert_eq!(m.stop(), 0, "{}", m.output());
     let (rate_units, peak_units) = (rate * unit, peak as f64 * unit);
     println!(
         "BEYOND throttle {option} {limit}: over {:.0} s (after 2 s warm-up) {rate_units:.0}/s = {:.3} x the limit; busiest span of <= 1 s: {peak_units:.0} = {:.2} x the limit",
