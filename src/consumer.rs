@@ -316,7 +316,13 @@ impl Stream {
         // Before subscribing, so a new topic exists on the target before any
         // of its records is produced (and the broker never auto-creates it).
         if let Some(sync) = &self.spec.topic_sync {
-            sync.reconcile(&topics);
+            let deferred = sync.reconcile(&topics);
+            if !deferred.is_empty() {
+                topics.retain(|(n, _)| !deferred.contains(n));
+                if topics.is_empty() {
+                    return;
+                }
+            }
         }
         let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
         if names == self.subscribed {

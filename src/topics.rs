@@ -108,14 +108,20 @@ impl TopicSync {
 
     /// Called with the matching source topics and their partition counts on
     /// every topic refresh, before subscribing. Cheap when nothing changed.
-    pub fn reconcile(&self, topics: &[(String, usize)]) {
+    /// Returns the new topics not to subscribe to yet: the target could not
+    /// be asked whether they exist, and subscribing now would let the
+    /// producer's first record make the broker auto-create them.
+    pub fn reconcile(&self, topics: &[(String, usize)]) -> Vec<String> {
         // One stream at a time: the others find the work done.
         let mut seen = self.seen.lock().unwrap();
+        let mut deferred = Vec::new();
         for (topic, partitions) in topics {
             match seen.get(topic).copied() {
                 None => {
                     if self.first_look(topic, *partitions) {
                         seen.insert(topic.clone(), *partitions);
+                    } else {
+                        deferred.push(topic.clone());
                     }
                 }
                 Some(before) if *partitions > before => {
@@ -126,6 +132,7 @@ impl TopicSync {
                 Some(_) => {}
             }
         }
+        deferred
     }
 
     /// The target topic's shape, `None` when it does not exist; `Err` when
@@ -169,14 +176,15 @@ impl TopicSync {
             .collect())
     }
 
-    /// Returns whether the topic is settled (true also when it was only
-    /// warned about); false means: look again at the next refresh.
+    /// Returns whether the topic is settled (also when it was only warned
+    /// about and left to the broker); false: the target could not be asked,
+    /// look again at the next refresh.
     fn first_look(&self, topic: &str, source_partitions: usize) -> bool {
         let target_topic = self.handler.target_topic(topic).into_owned();
         let existing = match self.target_shape(&target_topic) {
             Ok(s) => s,
             Err(e) => {
-                warn!("topic {target_topic}: {e}; checked again at the next topic refresh");
+                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
                 return false;
             }
         };
@@ -190,31 +198,43 @@ impl TopicSync {
         }
     }
 
-    fn create_like_source(&self, topic: &str, target_topic: &str) -> bool {
-        let plan = (|| -> Result<(TopicShape, usize, Vec<(String, String)>), String> {
-            let shape = self.source_shape(topic)?;
-            let brokers = self.target_brokers()?;
-            let configs = Self::configs(&self.source, topic)?;
-            let mut copied: Vec<(String, String)> =
-                configs.into_iter().filter(|(k, (_, own))| *own && !NOT_COPIED.contains(&k.as_str())).map(|(k, (v, _))| (k, v)).collect();
-            let rf = shape.replication.min(brokers).max(1);
-            // acks=all with min.insync.replicas above the replication factor
-            // could never succeed: every record would be retried forever.
-            for (k, v) in copied.iter_mut() {
-                if k == "min.insync.replicas" && v.parse::<usize>().is_ok_and(|m| m > rf) {
-                    warn!("topic {target_topic}: min.insync.replicas {v} on the source is more than the target's replication factor {rf}; created with {rf}");
-                    *v = rf.to_string();
-                }
+    /// The source topic's own configs worth copying, `min.insync.replicas`
+    /// capped at the replication factor the target topic gets.
+    fn configs_to_copy(&self, topic: &str, target_topic: &str, rf: usize) -> Result<Vec<(String, String)>, String> {
+        let configs = Self::configs(&self.source, topic)?;
+        let mut copied: Vec<(String, String)> =
+            configs.into_iter().filter(|(k, (_, own))| *own && !NOT_COPIED.contains(&k.as_str())).map(|(k, (v, _))| (k, v)).collect();
+        // acks=all with min.insync.replicas above the replication factor
+        // could never succeed: every record would be retried forever.
+        for (k, v) in copied.iter_mut() {
+            if k == "min.insync.replicas" && v.parse::<usize>().is_ok_and(|m| m > rf) {
+                warn!("topic {target_topic}: min.insync.replicas {v} on the source is more than the target's replication factor {rf}; created with {rf}");
+                *v = rf.to_string();
             }
-            Ok((shape, rf, copied))
-        })();
-        let (shape, rf, copied) = match plan {
-            Ok(p) => p,
+        }
+        Ok(copied)
+    }
+
+    fn create_like_source(&self, topic: &str, target_topic: &str) -> bool {
+        let brokers = match self.target_brokers() {
+            Ok(b) => b,
             Err(e) => {
-                warn!("topic {target_topic}: not created like the source: {e}; checked again at the next topic refresh");
+                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
                 return false;
             }
         };
+        let shape = match self.source_shape(topic) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("target topic {target_topic} not created like the source: {e}; the target broker decides, as with MM1");
+                return true;
+            }
+        };
+        let rf = shape.replication.min(brokers).max(1);
+        let copied = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
+            warn!("target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)");
+            Vec::new()
+        });
         let mut new = NewTopic::new(target_topic, shape.partitions as i32, TopicReplication::Fixed(rf as i32));
         for (k, v) in &copied {
             new = new.set(k, v);

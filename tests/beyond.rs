@@ -434,3 +434,32 @@ fn throttle_bytes_per_sec_holds_the_rate() {
     // 1000-byte values without keys: 100 records/s.
     check_throttle("bytes", "--throttle.bytes.per.sec", 100_000, 1000, 1000.0);
 }
+
+#[test]
+fn a_topic_found_while_the_target_is_down_waits_and_is_then_created_like_the_source() {
+    // Uses the extra cluster as the target, since it stops it; no other test here touches it.
+    require(&source());
+    require(&extra());
+    let id = unique("down");
+    let (first, late) = (format!("{id}-first"), format!("{id}-late"));
+    create_topic(&source(), &first, 2, &[]);
+    let recs_first = sample_records(&first, 100);
+    produce(&source(), &first, &recs_first);
+    let group = unique("group");
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &extra(), &format!("{id}-.*"), &["--offset.commit.interval.ms", "1000", "--topic.refresh.interval.ms", "2000"]));
+    wait_until("first topic mirrored", || all_committed(&source(), &group, &first));
+
+    broker("stop-broker", "extra");
+    create_topic(&source(), &late, 7, &[("retention.ms", "876543210")]);
+    let recs_late = sample_records(&late, 500);
+    produce(&source(), &late, &recs_late);
+    m.wait_for_log(&format!("topic {late}: cannot list the target's topics"));
+    broker("start-broker", "extra");
+    wait_until("late topic mirrored after the target came back", || partitions_of(&source(), &late).is_some() && all_committed(&source(), &group, &late));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    // Created by the mirror, not auto-created by the broker on the producer's first record.
+    assert_eq!(partitions_of(&extra(), &late), Some(7));
+    assert_eq!(topic_overrides(&extra(), &late).get("retention.ms").map(String::as_str), Some("876543210"));
+    let dups = assert_same_records(&late, &recs_late, &read_topic(&extra(), &late));
+    println!("BEYOND target down: a topic found meanwhile was held back, then created with 7 partitions and its retention.ms; 500 records, 0 missing, {dups} duplicates");
+}
