@@ -149,12 +149,6 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     };
 
     let beyond = &opts.beyond;
-    let target_admin = if beyond.create_topics || beyond.sync_partitions {
-        Some(topics::admin_client(&target_config).map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", plan.target.path.display())))?)
-    } else {
-        None
-    };
-    let mut target_admin = target_admin;
 
     let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
     let leave_barrier = Arc::new(std::sync::Barrier::new(plan.sources.len() * opts.num_streams));
@@ -162,18 +156,15 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     for (si, source) in plan.sources.iter().enumerate() {
         let group = source.settings.group_id.clone().unwrap_or_default();
         let mut stamp: Option<Provenance> = None;
-        let topic_sync = match target_admin.take() {
-            Some(admin) => {
-                let source_admin = topics::admin_client(&source.settings.client_config())
-                    .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", source.settings.path.display())))?;
-                let sync = Arc::new(TopicSync::new(source_admin, admin, plan.handler.clone(), beyond.create_topics, beyond.sync_partitions));
-                // The next source needs an admin client of its own for the target.
-                if si + 1 < plan.sources.len() {
-                    target_admin = Some(topics::admin_client(&target_config).map_err(|e| StartError(e.to_string()))?);
-                }
-                Some(sync)
-            }
-            None => None,
+        // One per source cluster, shared by its streams (see `topics`).
+        let topic_sync = if beyond.create_topics || beyond.sync_partitions {
+            let source_admin = topics::admin_client(&source.settings.client_config())
+                .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", source.settings.path.display())))?;
+            let target_admin = topics::admin_client(&target_config)
+                .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", plan.target.path.display())))?;
+            Some(Arc::new(TopicSync::new(source_admin, target_admin, plan.handler.clone(), beyond.create_topics, beyond.sync_partitions)))
+        } else {
+            None
         };
         for j in 0..opts.num_streams {
             let mut cfg = source.settings.client_config();

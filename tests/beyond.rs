@@ -404,8 +404,11 @@ fn check_throttle(what: &str, option: &str, limit: u64, value_size: usize, unit:
         .collect();
     produce(&source(), &topic, &recs);
     let group = unique("group");
-    // A small queue: stopping drains it at the throttled rate too.
-    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &topic, &[option, &limit.to_string(), "--queue.size", "100"]));
+    // About two seconds' worth of queue: stopping drains it at the throttled
+    // rate too, and a much smaller one makes the partitions pause and resume
+    // (refetching) all the time.
+    let queue = ((per_sec * 2.0) as usize).max(100).to_string();
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &topic, &[option, &limit.to_string(), "--queue.size", &queue]));
     let samples = sample_arrivals(&topic, window());
     let (rate, peak) = rates(&samples);
     assert!(m.alive(), "{}", m.output());
