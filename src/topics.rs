@@ -82,6 +82,19 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
+/// Errors that go away by themselves (a busy or moving controller).
+fn is_transient(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::RequestTimedOut
+            | RDKafkaErrorCode::OperationTimedOut
+            | RDKafkaErrorCode::NotController
+            | RDKafkaErrorCode::BrokerNotAvailable
+            | RDKafkaErrorCode::NetworkException
+            | RDKafkaErrorCode::LeaderNotAvailable
+    )
+}
+
 /// A topic as one cluster has it.
 #[derive(Debug, Clone, PartialEq)]
 struct TopicShape {
@@ -240,11 +253,13 @@ impl TopicSync {
             new = new.set(k, v);
         }
         let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-        let outcome = block_on(self.target.create_topics(&[new], &opts)).map_err(|e| e.to_string()).and_then(|mut r| match r.pop() {
+        // Err((why, transient)): a transient failure is tried again at the
+        // next refresh, with the topic held back meanwhile.
+        let outcome = block_on(self.target.create_topics(&[new], &opts)).map_err(|e| (e.to_string(), true)).and_then(|mut r| match r.pop() {
             Some(Ok(_)) => Ok(true),
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
-            Some(Err((_, code))) => Err(code.to_string()),
-            None => Err("empty answer".into()),
+            Some(Err((_, code))) => Err((code.to_string(), is_transient(code))),
+            None => Err(("empty answer".into(), true)),
         });
         let described = copied.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         match outcome {
@@ -264,7 +279,11 @@ impl TopicSync {
                 }
                 true
             }
-            Err(e) => {
+            Err((e, true)) => {
+                warn!("cannot create target topic {target_topic} yet: {e}; not mirrored until it is created (tried again every topic refresh)");
+                false
+            }
+            Err((e, false)) => {
                 warn!(
                     "cannot create target topic {target_topic} ({} partitions, replication factor {rf}, configs [{described}]): {e}; \
                      the target broker decides as with MM1 (auto-create with its defaults, if enabled)",
