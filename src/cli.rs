@@ -46,6 +46,11 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("log.file", true),
     ("metrics.port", true),
     ("metrics.bind", true),
+    ("create.topics", true),
+    ("sync.partitions", true),
+    ("provenance.header", true),
+    ("throttle.records.per.sec", true),
+    ("throttle.bytes.per.sec", true),
     ("demo", false),
     ("help", false),
     ("version", false),
@@ -77,6 +82,8 @@ pub struct Options {
     /// The Prometheus endpoint's port (off when `None`) and address.
     pub metrics_port: Option<u16>,
     pub metrics_bind: String,
+    /// Beyond MM1 (see `topics`, `provenance`, `throttle`).
+    pub beyond: BeyondOptions,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
     pub notices: Vec<String>,
 }
@@ -103,9 +110,55 @@ impl Options {
             log_file: None,
             metrics_port: None,
             metrics_bind: "127.0.0.1".into(),
+            beyond: BeyondOptions::default(),
             notices: Vec::new(),
         }
     }
+}
+
+/// The options MM1 did not have: topic creation, partition sync, the
+/// provenance header, throttling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeyondOptions {
+    /// Create missing target topics like the source (`--create.topics`).
+    pub create_topics: bool,
+    /// Add target partitions when a source topic gains some (`--sync.partitions`).
+    pub sync_partitions: bool,
+    /// Stamp and check the provenance header (`--provenance.header`).
+    pub provenance: bool,
+    pub throttle_records_per_sec: Option<u64>,
+    pub throttle_bytes_per_sec: Option<u64>,
+}
+
+impl Default for BeyondOptions {
+    fn default() -> Self {
+        BeyondOptions { create_topics: true, sync_partitions: true, provenance: true, throttle_records_per_sec: None, throttle_bytes_per_sec: None }
+    }
+}
+
+fn beyond_options(m: &ArgMatches) -> Result<BeyondOptions, UsageError> {
+    let flag = |name: &str, what: &str| -> Result<bool, UsageError> {
+        match m.get_one::<String>(name) {
+            None => Ok(true),
+            Some(v) => parse_bool(v).ok_or_else(|| UsageError(format!("--{name} '{v}' is not a boolean; write true or false ({what})"))),
+        }
+    };
+    let rate = |name: &str, unit: &str| -> Result<Option<u64>, UsageError> {
+        match m.get_one::<String>(name) {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => Ok(Some(n)),
+                _ => Err(UsageError(format!("--{name} '{v}' must be a whole number of {unit} per second, at least 1 (leave it out for no limit)"))),
+            },
+        }
+    };
+    Ok(BeyondOptions {
+        create_topics: flag("create.topics", "false leaves topic creation to the target broker, as MM1 did")?,
+        sync_partitions: flag("sync.partitions", "false: partitions added at the source are not added on the target")?,
+        provenance: flag("provenance.header", "false: records are not stamped with their source cluster and loops are not detected")?,
+        throttle_records_per_sec: rate("throttle.records.per.sec", "records")?,
+        throttle_bytes_per_sec: rate("throttle.bytes.per.sec", "bytes")?,
+    })
 }
 
 pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
@@ -180,6 +233,11 @@ fn command() -> Command {
         .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
         .arg(value("metrics.port", "Serve Prometheus metrics on this port at /metrics. Off by default.").value_name("PORT"))
         .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
+        .arg(value("create.topics", "Create a missing target topic like the source topic (partitions, replication up to the target's broker count, topic configs). false: the target broker decides, as with MM1. Default true.").value_name("BOOL"))
+        .arg(value("sync.partitions", "When a source topic gains partitions, add them to the target topic. Default true.").value_name("BOOL"))
+        .arg(value("provenance.header", "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, so A->B and B->A can run together. Default true.").value_name("BOOL"))
+        .arg(value("throttle.records.per.sec", "Most records per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
+        .arg(value("throttle.bytes.per.sec", "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
         .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
         .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
         .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
@@ -342,6 +400,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
 
     let handler = handler_spec(&m)?;
+    let beyond = beyond_options(&m)?;
     Ok(Invocation::Run(Options {
         consumer_configs,
         producer_config,
@@ -360,6 +419,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         log_file,
         metrics_port,
         metrics_bind,
+        beyond,
         notices,
     }))
 }
@@ -584,6 +644,27 @@ mod tests {
         assert_eq!(o.handler, HandlerSpec { name: "topic-prefix".into(), args: Some("dr.".into()) });
         let e = parse(&with(&["--whitelist", "x", "--message.handler", "com.example.MyHandler"])).unwrap_err();
         assert!(e.0.contains("Java handler classes cannot be loaded") && e.0.contains("topic-rename"), "{e}");
+    }
+
+    #[test]
+    fn beyond_mm1_options() {
+        let o = run_with(&["--whitelist", "x"]);
+        assert_eq!(o.beyond, BeyondOptions::default());
+        assert!(o.beyond.create_topics && o.beyond.sync_partitions && o.beyond.provenance);
+        let o = run_with(&[
+            "--whitelist", "x", "--create.topics=false", "--sync.partitions", "FALSE", "--provenance.header", "false",
+            "--throttle.records.per.sec", "500", "--throttle.bytes.per.sec=1000000",
+        ]);
+        assert_eq!(
+            o.beyond,
+            BeyondOptions { create_topics: false, sync_partitions: false, provenance: false, throttle_records_per_sec: Some(500), throttle_bytes_per_sec: Some(1_000_000) }
+        );
+        let e = parse(&with(&["--whitelist", "x", "--create.topics", "no"])).unwrap_err();
+        assert!(e.0.contains("--create.topics 'no'"), "{e}");
+        let e = parse(&with(&["--whitelist", "x", "--throttle.bytes.per.sec", "0"])).unwrap_err();
+        assert!(e.0.contains("--throttle.bytes.per.sec '0'"), "{e}");
+        let e = parse(&with(&["--whitelist", "x", "--throttle.records.per.sec", "1k"])).unwrap_err();
+        assert!(e.0.contains("--throttle.records.per.sec '1k'"), "{e}");
     }
 
     #[test]

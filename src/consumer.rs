@@ -30,6 +30,8 @@ use crate::handler::Handler;
 use crate::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::offsets::{OffsetTracker, Tp};
 use crate::producer::{MirrorRecord, TargetProducer};
+use crate::provenance::Provenance;
+use crate::topics::TopicSync;
 use crate::shutdown::{exit, Shutdown};
 
 /// Records taken from librdkafka per turn of a stream's loop.
@@ -204,6 +206,11 @@ pub struct StreamSpec {
     /// everybody has committed, or a member's departure would start a
     /// rebalance that fails the others' final commits.
     pub leave_barrier: Arc<Barrier>,
+    /// Creates target topics like the source and adds partitions (`topics`).
+    pub topic_sync: Option<Arc<TopicSync>>,
+    /// Stamps records with their source cluster and skips those that came
+    /// from the target (`provenance`).
+    pub provenance: Option<Provenance>,
 }
 
 pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsumer, rdkafka::error::KafkaError> {
@@ -343,6 +350,17 @@ impl Stream {
             .map(|t| (t.name().to_string(), t.partitions().len()))
             .collect();
         topics.sort();
+        // Before subscribing, so a new topic exists on the target before any
+        // of its records is produced (and the broker never auto-creates it).
+        if let Some(sync) = &self.spec.topic_sync {
+            let deferred = sync.reconcile(&topics);
+            if !deferred.is_empty() {
+                topics.retain(|(n, _)| !deferred.contains(n));
+                if topics.is_empty() {
+                    return;
+                }
+            }
+        }
         let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
         if names == self.subscribed {
             return;
@@ -395,12 +413,25 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
     let r = &routes[topic];
     let tp: Tp = (r.source.clone(), msg.partition());
     let ack = ctx.tracker.register(&tp, msg.offset());
+    let mut headers = msg.headers().map(|h| h.detach());
+    if let Some(p) = &spec.provenance {
+        if p.came_from_target(msg.headers()) {
+            // Written on the target by the mirror of the other direction:
+            // done, so the commit moves past it, but never copied back.
+            ack.done();
+            Metrics::add(&ctx.metrics.consumed, 1);
+            Metrics::add(&r.stats.consumed, 1);
+            Metrics::add(&ctx.metrics.loop_skipped, 1);
+            return;
+        }
+        headers = Some(p.stamp(headers));
+    }
     let rec = MirrorRecord {
         topic: r.target.clone(),
         partition: spec.handler.target_partition(msg.partition()),
         key: msg.key().map(<[u8]>::to_vec),
         value: msg.payload().map(<[u8]>::to_vec),
-        headers: msg.headers().map(|h| h.detach()),
+        headers,
         // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
         timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
         ack,

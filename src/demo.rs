@@ -121,6 +121,9 @@ fn run_demo() -> Result<String, String> {
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
+        // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
+        // topics are made by the mock's auto-create, as with MM1.
+        beyond: crate::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(consumer_file, producer_file, "demo\\..*")
     };
     let plan = pipeline::plan(options).map_err(|err| err.0)?;
@@ -169,9 +172,10 @@ fn run_demo() -> Result<String, String> {
         let mut distinct = std::collections::HashSet::new();
         while distinct.len() < want && Instant::now() < until || (want == 0 && Instant::now() < until) {
             if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
+                // The provenance header is the mirror's own addition, not part of the record.
                 let headers = m
                     .headers()
-                    .map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect())
+                    .map(|h| h.iter().filter(|x| x.key != crate::provenance::HEADER).map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect())
                     .unwrap_or_default();
                 distinct.insert(m.headers().and_then(|h| h.iter().find(|x| x.key == "seq").and_then(|x| x.value.map(<[u8]>::to_vec))));
                 got.push((

@@ -110,6 +110,12 @@ pub fn render(m: &Metrics) -> String {
     );
     page.single("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64);
     page.single("channel_records", "gauge", "Records waiting in the channels between consumer streams and producer workers.", m.channel_depth() as f64);
+    page.single(
+        "records_loop_skipped_total",
+        "counter",
+        "Records not copied because their provenance header names the target cluster (active/active loop guard).",
+        g(&m.loop_skipped) as f64,
+    );
     page.single("commits_total", "counter", "Successful offset commits to the source groups.", g(&m.commits) as f64);
     page.single("commit_failures_total", "counter", "Failed offset commits (retried).", g(&m.commit_failures) as f64);
     page.family(

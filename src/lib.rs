@@ -6,7 +6,9 @@
 //! partition; [`consumer`] source streams; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
-//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo.
+//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
+//! beyond MM1: [`topics`] target topics like the source, [`provenance`] the loop guard header,
+//! [`throttle`] rate limits.
 
 pub mod cli;
 pub mod config;
@@ -22,4 +24,7 @@ pub mod partitioner;
 pub mod pidfile;
 pub mod pipeline;
 pub mod producer;
+pub mod provenance;
 pub mod shutdown;
+pub mod throttle;
+pub mod topics;

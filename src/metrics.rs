@@ -87,6 +87,9 @@ pub struct Metrics {
     /// MM1's `numDroppedMessages`: records skipped after a permanent send
     /// failure with `--abort.on.send.failure false`.
     pub dropped: AtomicU64,
+    /// Records not copied because their provenance header names the target
+    /// cluster (they came from it): the active/active loop guard, not a loss.
+    pub loop_skipped: AtomicU64,
     pub commits: AtomicU64,
     pub commit_failures: AtomicU64,
     pub rebalances: AtomicU64,
@@ -125,7 +128,7 @@ impl Metrics {
 
     /// Records read and neither acknowledged by the target nor dropped.
     pub fn in_flight(&self) -> u64 {
-        Self::get(&self.consumed).saturating_sub(Self::get(&self.produced) + Self::get(&self.dropped))
+        Self::get(&self.consumed).saturating_sub(Self::get(&self.produced) + Self::get(&self.dropped) + Self::get(&self.loop_skipped))
     }
 
     pub fn total_lag(&self) -> i64 {
@@ -192,12 +195,13 @@ impl Metrics {
 
     pub fn summary(&self) -> String {
         format!(
-            "consumed {} records ({} bytes), produced {} records ({} bytes), dropped {}, {} commits ({} failed), {} rebalances, {} offsets lost to source retention",
+            "consumed {} records ({} bytes), produced {} records ({} bytes), dropped {}, not copied back to their origin {}, {} commits ({} failed), {} rebalances, {} offsets lost to source retention",
             Self::get(&self.consumed),
             Self::get(&self.consumed_bytes),
             Self::get(&self.produced),
             Self::get(&self.produced_bytes),
             Self::get(&self.dropped),
+            Self::get(&self.loop_skipped),
             Self::get(&self.commits),
             Self::get(&self.commit_failures),
             Self::get(&self.rebalances),

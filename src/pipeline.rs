@@ -23,7 +23,10 @@ use crate::logfile::LogFile;
 use crate::metrics::Metrics;
 use crate::offsets::OffsetTracker;
 use crate::producer::{self, DeliveryContext};
+use crate::provenance::{self, Provenance};
 use crate::shutdown::{self, exit, Shutdown};
+use crate::throttle::Throttle;
+use crate::topics::{self, TopicSync};
 
 /// Why the mirror could not start; always exit status 1.
 #[derive(Debug)]
@@ -136,7 +139,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         producers.push(p);
         channels.push(bounded(opts.queue_size));
     }
-    let target_id = cluster_id(producers[0].client());
+    let mut target_id = cluster_id(producers[0].client());
     if target_id.is_none() {
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
@@ -147,11 +150,24 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         None
     };
 
+    let beyond = &opts.beyond;
+
     let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
     let leave_barrier = Arc::new(std::sync::Barrier::new(plan.sources.len() * opts.num_streams));
     let mut streams = Vec::new();
     for (si, source) in plan.sources.iter().enumerate() {
         let group = source.settings.group_id.clone().unwrap_or_default();
+        let mut stamp: Option<Provenance> = None;
+        // One per source cluster, shared by its streams (see `topics`).
+        let topic_sync = if beyond.create_topics || beyond.sync_partitions {
+            let source_admin = topics::admin_client(&source.settings.client_config())
+                .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", source.settings.path.display())))?;
+            let target_admin = topics::admin_client(&target_config)
+                .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", plan.target.path.display())))?;
+            Some(Arc::new(TopicSync::new(source_admin, target_admin, plan.handler.clone(), beyond.create_topics, beyond.sync_partitions)))
+        } else {
+            None
+        };
         for j in 0..opts.num_streams {
             let mut cfg = source.settings.client_config();
             cfg.set("client.id", format!("{group}-{j}"));
@@ -195,6 +211,23 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                         source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
                     )));
                 }
+                if beyond.provenance {
+                    let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", source.settings.bootstrap), source_id, || cluster_id(consumer.client()), &shutdown) else {
+                        return Ok(shutdown.code());
+                    };
+                    let Some(tid) = wait_cluster_id(&format!("the target cluster ({})", plan.target.bootstrap), target_id.clone(), || cluster_id(producers[0].client()), &shutdown) else {
+                        return Ok(shutdown.code());
+                    };
+                    if sid == tid && plan.handler.keeps_names() {
+                        return Err(StartError(format!("{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster", source.settings.path.display(), plan.target.path.display())));
+                    }
+                    info!(
+                        "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
+                        provenance::HEADER, provenance::HEADER
+                    );
+                    target_id = Some(tid.clone());
+                    stamp = Some(Provenance { source_id: sid, target_id: tid });
+                }
             }
             let spec = StreamSpec {
                 name,
@@ -206,6 +239,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
                 target_meta: target_meta.clone(),
                 leave_barrier: leave_barrier.clone(),
+                topic_sync: topic_sync.clone(),
+                provenance: stamp.clone(),
             };
             streams.push((spec, consumer));
         }
@@ -229,11 +264,19 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         opts.abort_on_send_failure,
     );
 
+    let throttle = Throttle::new(beyond.throttle_records_per_sec, beyond.throttle_bytes_per_sec).map(Arc::new);
+    if throttle.is_some() {
+        info!(
+            "throttled to {} records/s and {} bytes/s (key + value) for this process; the source is slowed, nothing is dropped",
+            beyond.throttle_records_per_sec.map_or("unlimited".into(), |r| r.to_string()),
+            beyond.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
+        );
+    }
     let workers: Vec<_> = producers
         .into_iter()
         .zip(channels)
         .enumerate()
-        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone()))
+        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone(), throttle.clone()))
         .collect();
     let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
     let stats = (opts.stats_interval_ms > 0).then(|| spawn_stats(Duration::from_millis(opts.stats_interval_ms), metrics.clone(), shutdown.clone()));
@@ -278,6 +321,24 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
 fn cluster_id<C: rdkafka::ClientContext>(client: &rdkafka::client::Client<C>) -> Option<String> {
     let _ = client.fetch_metadata(None, Duration::from_secs(10));
     client.fetch_cluster_id(Duration::from_millis(100))
+}
+
+/// A cluster id the provenance header cannot do without: asks again every
+/// few seconds until the cluster answers; `None` when asked to stop meanwhile.
+fn wait_cluster_id(what: &str, known: Option<String>, fetch: impl Fn() -> Option<String>, shutdown: &Shutdown) -> Option<String> {
+    if known.is_some() {
+        return known;
+    }
+    loop {
+        warn!("the provenance header needs the cluster id of {what}, which does not answer yet; waiting (--provenance.header=false does without)");
+        if let Some(id) = fetch() {
+            return Some(id);
+        }
+        if shutdown.stopping() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }
 
 /// Logs the stats line every `interval` until shutdown.

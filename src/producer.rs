@@ -5,7 +5,8 @@
 //! reports come back on the producer's polling thread and settle the
 //! record's offset in its stream's tracker. A record the target rejects for
 //! good either stops the mirror (abort mode; its offset is never committed)
-//! or is skipped, logged and counted (skip mode).
+//! or is skipped, logged and counted (skip mode). With `--throttle.*`, a
+//! worker takes its tokens before each send (see `throttle`).
 
 use std::sync::Arc;
 use std::thread;
@@ -21,6 +22,7 @@ use rdkafka::{ClientConfig, ClientContext};
 use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::shutdown::{exit, Shutdown};
+use crate::throttle::Throttle;
 
 /// One source record on its way to the target.
 #[derive(Debug)]
@@ -146,13 +148,27 @@ pub fn create(config: &ClientConfig, ctx: DeliveryContext) -> Result<TargetProdu
 
 /// Runs one worker until every sender of its channel is gone, then flushes
 /// within the drain deadline.
-pub fn spawn_worker(index: usize, producer: TargetProducer, rx: Receiver<MirrorRecord>, shutdown: Arc<Shutdown>) -> thread::JoinHandle<()> {
+pub fn spawn_worker(
+    index: usize,
+    producer: TargetProducer,
+    rx: Receiver<MirrorRecord>,
+    shutdown: Arc<Shutdown>,
+    throttle: Option<Arc<Throttle>>,
+) -> thread::JoinHandle<()> {
     thread::Builder::new()
         .name(format!("mirrormaker-producer-{index}"))
         .spawn(move || {
             let metrics = producer.context().metrics.clone();
             for rec in rx.iter() {
                 Metrics::add(&metrics.channel_out, 1);
+                // Waiting here fills the channel, which pauses the source: backpressure, no drops.
+                if let Some(t) = &throttle {
+                    if !t.take(rec.size(), || shutdown.deadline_passed()) {
+                        // Past the drain deadline: never sent, never acknowledged, so never committed.
+                        shutdown.drain_timed_out();
+                        continue;
+                    }
+                }
                 send(&producer, rec, &shutdown);
             }
             let left = producer.in_flight_count();

@@ -78,6 +78,9 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 30_000,
         stats_interval_ms: 0,
+        // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
+        // topics are made by the mock's auto-create, as with MM1.
+        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(cf, pf, TOPIC)
     };
     let plan = pipeline::plan(options).unwrap();

@@ -113,3 +113,40 @@ fn kafka_consumer_groups_describe_shows_the_mirror_with_zero_lag() {
     assert_eq!(m.stop(), 0);
     println!("consumer-groups --describe:\n{}", text.trim_end());
 }
+
+#[test]
+fn stats_line_estimates_the_time_to_catch_up_a_backlog() {
+    require(&source());
+    require(&target());
+    let id = unique("backlog");
+    create_topic(&source(), &id, 2, &[]);
+    let recs = sample_records(&id, 20_000);
+    produce(&source(), &id, &recs);
+    let group = unique("group");
+    // The throttle makes the catch-up last about ten seconds, so several
+    // stats lines see the backlog shrinking.
+    let mut m = Mirror::start(&mirror_args(
+        &source(),
+        &group,
+        &target(),
+        &id,
+        &["--throttle.records.per.sec", "2000", "--stats.interval.ms", "1000", "--offset.commit.interval.ms", "500", "--queue.size", "1000"],
+    ));
+    wait_until("mirrored and committed", || all_committed(&source(), &group, &id));
+    m.wait_for_log("lag 0, in flight 0");
+    assert_eq!(m.stop(), 0);
+    let out = m.output();
+    let field = |l: &str, after: &str, until: char| l.split(after).nth(1).and_then(|r| r.split(until).next()).map(str::to_string);
+    let mut checked = 0;
+    for l in out.lines().filter(|l| l.contains("catching up: about ")) {
+        let lag: f64 = field(l, "lag ", ',').unwrap().parse().unwrap();
+        let rate: f64 = field(l, "out ", ' ').unwrap().parse().unwrap();
+        let eta: f64 = field(l, "catching up: about ", 's').unwrap().parse().unwrap();
+        // The estimate is the line's own lag over its own out rate, rounded up.
+        assert!(lag > 0.0 && rate > 0.0, "{l}");
+        assert!((eta - (lag / rate).ceil()).abs() <= 1.0, "estimate {eta}s does not follow from lag {lag} at {rate} records/s: {l}");
+        checked += 1;
+    }
+    assert!(checked >= 2, "fewer than two stats lines showed the catch-up estimate:\n{out}");
+    println!("backlog: {checked} stats lines with an estimate, e.g. {}", out.lines().find(|l| l.contains("catching up")).unwrap().split("stats: ").nth(1).unwrap());
+}

@@ -269,13 +269,16 @@ pub fn committed_and_end(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32,
 
 /// Checks every expected record arrived (by seq) with identical content.
 /// Returns the number of duplicates (at-least-once redelivery).
+/// The mirror's provenance header (`mirror-maker.source-cluster`) is left
+/// out of the comparison: it is added on purpose (see tests/beyond.rs).
 pub fn assert_same_records(topic: &str, expected: &[Rec], landed: &[Landed]) -> usize {
+    let landed: Vec<Rec> = landed.iter().map(|l| without_provenance(&l.rec)).collect();
     let mut by_seq: HashMap<u64, &Rec> = HashMap::new();
     let mut dups = 0;
-    for l in landed {
-        let seq = l.rec.seq().unwrap_or_else(|| panic!("{topic}: record without seq header: {:?}", l.rec));
-        if let Some(prev) = by_seq.insert(seq, &l.rec) {
-            assert_eq!(prev, &l.rec, "{topic}: duplicate of seq {seq} differs");
+    for rec in &landed {
+        let seq = rec.seq().unwrap_or_else(|| panic!("{topic}: record without seq header: {rec:?}"));
+        if let Some(prev) = by_seq.insert(seq, rec) {
+            assert_eq!(prev, rec, "{topic}: duplicate of seq {seq} differs");
             dups += 1;
         }
     }
@@ -286,6 +289,18 @@ pub fn assert_same_records(topic: &str, expected: &[Rec], landed: &[Landed]) -> 
         assert_eq!(by_seq[&(i as u64)], e, "{topic}: record {i} differs");
     }
     dups
+}
+
+pub const PROVENANCE_HEADER: &str = "mirror-maker.source-cluster";
+
+/// The record as written at the source: the mirror's provenance header removed.
+pub fn without_provenance(r: &Rec) -> Rec {
+    Rec { headers: r.headers.iter().filter(|(k, _)| k != PROVENANCE_HEADER).cloned().collect(), ..r.clone() }
+}
+
+/// The values of the record's provenance headers, in order.
+pub fn provenance_of(r: &Rec) -> Vec<String> {
+    r.headers.iter().filter(|(k, _)| k == PROVENANCE_HEADER).map(|(_, v)| String::from_utf8_lossy(v).into_owned()).collect()
 }
 
 /// A properties file in a temporary directory.

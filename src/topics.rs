@@ -1,0 +1,353 @@
+//! Target topics created like the source, and kept with as many partitions.
+//!
+//! MM1 left topic creation to the target broker's auto-create, so mirrored
+//! topics got the broker's default partition count and none of the source's
+//! settings. Here, the first time a consumer stream's topic refresh sees a
+//! matching source topic, and before it subscribes to it (so before any of
+//! its records reach a producer, and before the producer could make the
+//! broker auto-create it), [`TopicSync::reconcile`] creates the topic on the
+//! target when it is missing: the source's partition count, a replication
+//! factor of min(source's, target's broker count), and the source's topic
+//! overrides (configs whose source is DYNAMIC_TOPIC_CONFIG, such as
+//! cleanup.policy, retention.ms, max.message.bytes).
+//!
+//! An existing target topic is never altered, except that partitions are
+//! added when the source topic gains partitions while we run
+//! (`--sync.partitions`). Mismatches that matter (fewer target partitions, a
+//! smaller max.message.bytes) are logged as warnings naming topic and values.
+//! Every admin failure is a warning: the record path then falls back to what
+//! MM1 did (the broker decides), so this never stops the mirror.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use log::{info, warn};
+use rdkafka::admin::{AdminClient, AdminOptions, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::ClientConfig;
+
+use crate::handler::Handler;
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Topic configs never copied: they name broker ids of the source cluster.
+const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"];
+
+type Admin = AdminClient<DefaultClientContext>;
+
+/// An admin client for the cluster a properties file points at: only the
+/// connection and security settings are taken, so consumer- or
+/// producer-only keys do not draw librdkafka warnings.
+pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::KafkaError> {
+    let mut c = ClientConfig::new();
+    for (k, v) in settings.config_map() {
+        let wanted = k == "bootstrap.servers"
+            || k.starts_with("security.")
+            || k.starts_with("ssl.")
+            || k.starts_with("sasl.")
+            || k.starts_with("socket.")
+            || k == "broker.address.family"
+            || k == "client.dns.lookup"
+            || k == "enable.ssl.certificate.verification";
+        if wanted {
+            c.set(k, v);
+        }
+    }
+    // Asking for one topic's metadata must never make the broker create it.
+    c.set("allow.auto.create.topics", "false");
+    c.create()
+}
+
+/// Waits for an admin future on this thread; the admin client's own thread
+/// drives it.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// Errors that go away by themselves (a busy or moving controller).
+fn is_transient(code: RDKafkaErrorCode) -> bool {
+    matches!(
+        code,
+        RDKafkaErrorCode::RequestTimedOut
+            | RDKafkaErrorCode::OperationTimedOut
+            | RDKafkaErrorCode::NotController
+            | RDKafkaErrorCode::BrokerNotAvailable
+            | RDKafkaErrorCode::NetworkException
+            | RDKafkaErrorCode::LeaderNotAvailable
+    )
+}
+
+/// A topic as one cluster has it.
+#[derive(Debug, Clone, PartialEq)]
+struct TopicShape {
+    partitions: usize,
+    replication: usize,
+}
+
+/// Creates target topics like the source and adds partitions as the source
+/// gains them; shared by every stream of one source cluster.
+pub struct TopicSync {
+    source: Admin,
+    target: Admin,
+    handler: Arc<Handler>,
+    create: bool,
+    sync_partitions: bool,
+    /// Source partition count last seen, per source topic.
+    seen: Mutex<HashMap<String, usize>>,
+}
+
+impl TopicSync {
+    pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool) -> TopicSync {
+        TopicSync { source, target, handler, create, sync_partitions, seen: Mutex::new(HashMap::new()) }
+    }
+
+    /// Called with the matching source topics and their partition counts on
+    /// every topic refresh, before subscribing. Cheap when nothing changed.
+    /// Returns the new topics not to subscribe to yet: the target could not
+    /// be asked whether they exist, and subscribing now would let the
+    /// producer's first record make the broker auto-create them.
+    pub fn reconcile(&self, topics: &[(String, usize)]) -> Vec<String> {
+        // One stream at a time: the others find the work done.
+        let mut seen = self.seen.lock().unwrap();
+        let mut deferred = Vec::new();
+        for (topic, partitions) in topics {
+            match seen.get(topic).copied() {
+                None => {
+                    if self.first_look(topic, *partitions) {
+                        seen.insert(topic.clone(), *partitions);
+                    } else {
+                        deferred.push(topic.clone());
+                    }
+                }
+                Some(before) if *partitions > before => {
+                    if !self.sync_partitions || self.grow(topic, *partitions) {
+                        seen.insert(topic.clone(), *partitions);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        deferred
+    }
+
+    /// The target topic's shape, `None` when it does not exist; `Err` when
+    /// the target cannot be asked.
+    fn target_shape(&self, topic: &str) -> Result<Option<TopicShape>, String> {
+        // All topics: naming one in a metadata request can auto-create it on
+        // brokers that allow it, with the very defaults we want to avoid.
+        let md = self.target.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot list the target's topics: {e}"))?;
+        Ok(md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
+            .map(|t| TopicShape { partitions: t.partitions().len(), replication: t.partitions()[0].replicas().len() }))
+    }
+
+    fn target_brokers(&self) -> Result<usize, String> {
+        let md = self.target.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot read the target's brokers: {e}"))?;
+        Ok(md.brokers().len())
+    }
+
+    fn source_shape(&self, topic: &str) -> Result<TopicShape, String> {
+        let md = self.source.inner().fetch_metadata(Some(topic), TIMEOUT).map_err(|e| format!("cannot read source topic {topic}: {e}"))?;
+        md.topics()
+            .iter()
+            .find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
+            .map(|t| TopicShape { partitions: t.partitions().len(), replication: t.partitions()[0].replicas().len() })
+            .ok_or_else(|| format!("source topic {topic} has no metadata"))
+    }
+
+    /// Every config entry of `topic` on `admin`: name -> (value, set on the topic itself).
+    fn configs(admin: &Admin, topic: &str) -> Result<BTreeMap<String, (String, bool)>, String> {
+        let res = block_on(admin.describe_configs(&[ResourceSpecifier::Topic(topic)], &AdminOptions::new().request_timeout(Some(TIMEOUT))))
+            .map_err(|e| format!("describe configs of {topic}: {e}"))?;
+        let resource = res.into_iter().next().ok_or_else(|| format!("describe configs of {topic}: empty answer"))?;
+        let resource = resource.map_err(|e| format!("describe configs of {topic}: {e}"))?;
+        Ok(resource
+            .entries
+            .into_iter()
+            .filter(|e| !e.is_sensitive)
+            .filter_map(|e| Some((e.name, (e.value?, e.source == ConfigSource::DynamicTopic))))
+            .collect())
+    }
+
+    /// Returns whether the topic is settled (also when it was only warned
+    /// about and left to the broker); false: the target could not be asked,
+    /// look again at the next refresh.
+    fn first_look(&self, topic: &str, source_partitions: usize) -> bool {
+        let target_topic = self.handler.target_topic(topic).into_owned();
+        let existing = match self.target_shape(&target_topic) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
+                return false;
+            }
+        };
+        match existing {
+            Some(shape) => {
+                self.report_mismatch(topic, &target_topic, source_partitions, &shape);
+                true
+            }
+            None if !self.create => true,
+            None => self.create_like_source(topic, &target_topic),
+        }
+    }
+
+    /// The source topic's own configs worth copying, `min.insync.replicas`
+    /// capped at the replication factor the target topic gets.
+    fn configs_to_copy(&self, topic: &str, target_topic: &str, rf: usize) -> Result<Vec<(String, String)>, String> {
+        let configs = Self::configs(&self.source, topic)?;
+        let mut copied: Vec<(String, String)> =
+            configs.into_iter().filter(|(k, (_, own))| *own && !NOT_COPIED.contains(&k.as_str())).map(|(k, (v, _))| (k, v)).collect();
+        // acks=all with min.insync.replicas above the replication factor
+        // could never succeed: every record would be retried forever.
+        for (k, v) in copied.iter_mut() {
+            if k == "min.insync.replicas" && v.parse::<usize>().is_ok_and(|m| m > rf) {
+                warn!("topic {target_topic}: min.insync.replicas {v} on the source is more than the target's replication factor {rf}; created with {rf}");
+                *v = rf.to_string();
+            }
+        }
+        Ok(copied)
+    }
+
+    fn create_like_source(&self, topic: &str, target_topic: &str) -> bool {
+        let brokers = match self.target_brokers() {
+            Ok(b) => b,
+            Err(e) => {
+                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
+                return false;
+            }
+        };
+        let shape = match self.source_shape(topic) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("target topic {target_topic} not created like the source: {e}; the target broker decides, as with MM1");
+                return true;
+            }
+        };
+        let rf = shape.replication.min(brokers).max(1);
+        let copied = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
+            warn!("target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)");
+            Vec::new()
+        });
+        let mut new = NewTopic::new(target_topic, shape.partitions as i32, TopicReplication::Fixed(rf as i32));
+        for (k, v) in &copied {
+            new = new.set(k, v);
+        }
+        let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
+        // Err((why, transient)): a transient failure is tried again at the
+        // next refresh, with the topic held back meanwhile.
+        let outcome = block_on(self.target.create_topics(&[new], &opts)).map_err(|e| (e.to_string(), true)).and_then(|mut r| match r.pop() {
+            Some(Ok(_)) => Ok(true),
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
+            Some(Err((_, code))) => Err((code.to_string(), is_transient(code))),
+            None => Err(("empty answer".into(), true)),
+        });
+        let described = copied.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        match outcome {
+            Ok(true) => {
+                info!(
+                    "created target topic {target_topic} like source topic {topic}: {} partitions, replication factor {rf} (source {}), configs [{described}]",
+                    shape.partitions, shape.replication
+                );
+                true
+            }
+            Ok(false) => {
+                // Another mirror instance (or the broker) was first: check what it made.
+                info!("target topic {target_topic} was created meanwhile by someone else");
+                match self.target_shape(target_topic) {
+                    Ok(Some(t)) => self.report_mismatch(topic, target_topic, shape.partitions, &t),
+                    _ => return false,
+                }
+                true
+            }
+            Err((e, true)) => {
+                warn!("cannot create target topic {target_topic} yet: {e}; not mirrored until it is created (tried again every topic refresh)");
+                false
+            }
+            Err((e, false)) => {
+                warn!(
+                    "cannot create target topic {target_topic} ({} partitions, replication factor {rf}, configs [{described}]): {e}; \
+                     the target broker decides as with MM1 (auto-create with its defaults, if enabled)",
+                    shape.partitions
+                );
+                true
+            }
+        }
+    }
+
+    /// Warnings for differences that change what the mirror can do.
+    fn report_mismatch(&self, topic: &str, target_topic: &str, source_partitions: usize, target: &TopicShape) {
+        if target.partitions < source_partitions {
+            warn!(
+                "target topic {target_topic} has {} partitions, source topic {topic} has {source_partitions}: keyed records are spread over fewer partitions \
+                 (and partition-preserving cannot work); it is left as it is (add partitions on the target to match)",
+                target.partitions
+            );
+        }
+        let (Ok(src), Ok(dst)) = (Self::configs(&self.source, topic), Self::configs(&self.target, target_topic)) else { return };
+        let num = |m: &BTreeMap<String, (String, bool)>| m.get("max.message.bytes").and_then(|(v, _)| v.parse::<u64>().ok());
+        if let (Some(s), Some(t)) = (num(&src), num(&dst)) {
+            if t < s {
+                warn!(
+                    "target topic {target_topic} has max.message.bytes {t}, smaller than source topic {topic}'s {s}: records larger than {t} bytes \
+                     are rejected by the target; raise max.message.bytes on the target topic to at least {s}"
+                );
+            }
+        }
+    }
+
+    /// The source topic now has `partitions`: add the missing ones on the target.
+    fn grow(&self, topic: &str, partitions: usize) -> bool {
+        let target_topic = self.handler.target_topic(topic).into_owned();
+        let have = match self.target_shape(&target_topic) {
+            Ok(Some(s)) => s.partitions,
+            Ok(None) => return true,
+            Err(e) => {
+                warn!("topic {target_topic}: {e}; partitions checked again at the next topic refresh");
+                return false;
+            }
+        };
+        if have >= partitions {
+            return true;
+        }
+        let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
+        let res = block_on(self.target.create_partitions(&[NewPartitions::new(&target_topic, partitions)], &opts));
+        match res.map_err(|e| e.to_string()).and_then(|mut r| r.pop().ok_or("empty answer".to_string())) {
+            Ok(Ok(_)) => {
+                info!("source topic {topic} grew to {partitions} partitions: target topic {target_topic} raised from {have} to {partitions}");
+                true
+            }
+            Ok(Err((_, RDKafkaErrorCode::InvalidPartitions))) => {
+                // Someone else raised it in the meantime.
+                true
+            }
+            Ok(Err((_, code))) => {
+                warn!("cannot add partitions to target topic {target_topic} ({have} -> {partitions}): {code}; tried again at the next topic refresh");
+                false
+            }
+            Err(e) => {
+                warn!("cannot add partitions to target topic {target_topic} ({have} -> {partitions}): {e}; tried again at the next topic refresh");
+                false
+            }
+        }
+    }
+}
