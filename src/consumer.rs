@@ -42,9 +42,25 @@ pub struct StreamContext {
     pub pending: Mutex<Pending>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
+    /// The source cluster and its file, for messages.
+    pub cluster: String,
 }
 
 impl ClientContext for StreamContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        // librdkafka would retry refused credentials forever: stop instead.
+        match crate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+            Some(msg) => {
+                if !self.shutdown.stopping() {
+                    error!("{msg}");
+                }
+                self.shutdown.fail(exit::CONFIG, msg);
+            }
+            None if self.shutdown.code() == exit::CONFIG => debug!("[{}] librdkafka: {error}: {reason}", self.name),
+            None => error!("[{}] librdkafka: {error}: {reason}", self.name),
+        }
+    }
+
     fn stats(&self, stats: rdkafka::Statistics) {
         // consumer_lag is -1 where unknown (partitions not owned, or no commit yet).
         let lag: i64 = stats.topics.values().flat_map(|t| t.partitions.values()).map(|p| p.consumer_lag.max(0)).sum();
@@ -233,7 +249,10 @@ impl Stream {
             let timeout = if has_pending { Duration::from_millis(5) } else { Duration::from_millis(100) };
             match self.consumer.poll(timeout) {
                 Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &mut self.paused, &msg),
-                Some(Err(e)) => warn!("[{}] consumer error: {e}", self.spec.name),
+                Some(Err(e)) => match crate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
+                    Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
+                    None => warn!("[{}] consumer error: {e}", self.spec.name),
+                },
                 None => {}
             }
             if self.last_commit.elapsed() >= self.spec.commit_interval {
