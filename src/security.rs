@@ -536,6 +536,11 @@ fn oauthbearer<'a>(
     Ok(())
 }
 
+fn transient(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    ["disconnected", "connection reset", "connection refused", "timed out", "broken pipe"].iter().any(|w| r.contains(w))
+}
+
 /// The message for an error that means the cluster refused our credentials
 /// or the TLS handshake failed, or None for any other error. `cluster`
 /// names the cluster and the file that configures it.
@@ -545,7 +550,9 @@ pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str)
             "check the user name and password (sasl.jaas.config, or sasl.username/sasl.password) and that sasl.mechanism \
              is one the listener enables and the user exists for (SCRAM users are per mechanism)"
         }
-        RDKafkaErrorCode::SSL => {
+        // A connection dropped mid-handshake (a broker restarting) is
+        // reported the same way but is worth retrying.
+        RDKafkaErrorCode::SSL if !transient(reason) => {
             "check that the truststore (ssl.truststore.*, or ssl.ca.location) holds the CA that signed the broker's certificate, \
              that the certificate names the host in bootstrap.servers (or set ssl.endpoint.identification.algorithm= to skip that check), \
              that any client keystore is accepted by the broker, and that security.protocol matches the listener"
@@ -838,7 +845,8 @@ mod tests {
     fn auth_errors_are_recognised() {
         let m = auth_failure(Some(RDKafkaErrorCode::Authentication), "SASL authentication error", "target cluster h:1 (p.properties)").unwrap();
         assert!(m.contains("target cluster h:1 (p.properties)") && m.contains("user name and password"), "{m}");
-        assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "handshake failed", "x").unwrap().contains("truststore"));
+        assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: certificate verify failed", "x").unwrap().contains("truststore"));
+        assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: Disconnected", "x").is_none());
         assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), "down", "x").is_none());
         assert!(auth_failure(None, "?", "x").is_none());
     }
