@@ -536,6 +536,11 @@ fn oauthbearer<'a>(
     Ok(())
 }
 
+fn tls_alert(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    ["sslv3 alert", "tlsv1 alert", "tlsv13 alert", "ssl alert number"].iter().any(|w| r.contains(w))
+}
+
 fn transient(reason: &str) -> bool {
     let r = reason.to_ascii_lowercase();
     ["disconnected", "connection reset", "connection refused", "timed out", "broken pipe"].iter().any(|w| r.contains(w))
@@ -556,6 +561,12 @@ pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str)
             "check that the truststore (ssl.truststore.*, or ssl.ca.location) holds the CA that signed the broker's certificate, \
              that the certificate names the host in bootstrap.servers (or set ssl.endpoint.identification.algorithm= to skip that check), \
              that any client keystore is accepted by the broker, and that security.protocol matches the listener"
+        }
+        // With TLS 1.3 a broker rejecting our client certificate sends its
+        // alert after the handshake, so librdkafka reports a receive failure.
+        RDKafkaErrorCode::BrokerTransportFailure if tls_alert(reason) => {
+            "the broker rejected the TLS connection (an alert): check that the client certificate (ssl.keystore.*) is signed by a CA \
+             the broker trusts, and that security.protocol matches the listener"
         }
         _ => return None,
     };
@@ -848,6 +859,8 @@ mod tests {
         assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: certificate verify failed", "x").unwrap().contains("truststore"));
         assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: Disconnected", "x").is_none());
         assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), "down", "x").is_none());
+        let rejected = "Receive failed: error:0A000416:SSL routines::sslv3 alert certificate unknown: SSL alert number 46";
+        assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), rejected, "x").unwrap().contains("client certificate"));
         assert!(auth_failure(None, "?", "x").is_none());
     }
 

@@ -26,6 +26,11 @@ fn ssl_bootstrap() -> String {
     std::env::var("MM_TARGET_SSL_BOOTSTRAP").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| format!("127.0.0.1:{}", target_port() + 3))
 }
 
+/// SSL with a required client certificate.
+fn mtls_bootstrap() -> String {
+    std::env::var("MM_TARGET_MTLS_BOOTSTRAP").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| format!("127.0.0.1:{}", target_port() + 4))
+}
+
 fn ca_pem() -> PathBuf {
     let p = std::env::var("MM_TARGET_SSL_CA").ok().filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var("MM_CLUSTERS_DIR").unwrap_or_else(|_| "/tmp/mirror-maker-clusters".into())).join("target/tls/ca.pem")
@@ -380,4 +385,92 @@ fn sample_secure_files_translate() {
     for line in c.describe().iter().chain(p.describe().iter()) {
         assert!(!line.contains("change-me"), "{line}");
     }
+}
+
+/// A client certificate signed by the test CA, as a PKCS12 keystore and as
+/// Java's inline PEM keys (`ssl.keystore.key` with `\n` escapes), against
+/// the listener that requires one (mutual TLS).
+#[test]
+fn ssl_with_client_keystores() {
+    let ca = ca_pem();
+    let ca_key = ca.with_file_name("ca.key");
+    let s = setup("sec-mtls-p12", 200);
+    let sh = |script: &str| run(Command::new("sh").arg("-c").arg(script).current_dir(&s.dir), script);
+    sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr -subj /CN=mirror-maker 2>/dev/null");
+    sh(&format!(
+        "openssl x509 -req -in client.csr -CA {} -CAkey {} -set_serial 4242 -days 2 -out client.pem 2>/dev/null",
+        ca.display(),
+        ca_key.display()
+    ));
+    sh("openssl pkcs12 -export -in client.pem -inkey client.key -out client.p12 -passout pass:client-store-pw");
+    let producer = write(
+        &s.dir,
+        "producer.properties",
+        &format!(
+            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={}\n\
+             ssl.keystore.type=PKCS12\nssl.keystore.location={}\nssl.keystore.password=client-store-pw\nssl.key.password=client-store-pw\n",
+            mtls_bootstrap(),
+            ca.display(),
+            s.dir.join("client.p12").display()
+        ),
+    );
+    mirror_through(&s, &producer, "client-store-pw");
+
+    let s2 = setup("sec-mtls-pem", 200);
+    let one_line = |p: &str| std::fs::read_to_string(s.dir.join(p)).unwrap().trim_end().replace('\n', "\\n");
+    let producer = write(
+        &s2.dir,
+        "producer.properties",
+        &format!(
+            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={}\nssl.keystore.type=PEM\n\
+             ssl.keystore.key={}\nssl.keystore.certificate.chain={}\n",
+            mtls_bootstrap(),
+            ca.display(),
+            one_line("client.key"),
+            one_line("client.pem")
+        ),
+    );
+    let key_body = one_line("client.key");
+    let secret_line = key_body.split("\\n").nth(1).unwrap().to_string();
+    mirror_through(&s2, &producer, &secret_line);
+}
+
+/// A client certificate from another CA at the listener that requires one:
+/// librdkafka does not send it (no matching issuer) and the broker refuses
+/// the connection after the handshake (TLS 1.3 alert); still a fast, clear exit 1.
+#[test]
+fn untrusted_client_certificate_fails_fast() {
+    let ca = ca_pem();
+    let s = setup("sec-rogue", 50);
+    run(
+        Command::new("sh").arg("-c").current_dir(&s.dir).arg(
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout rogue.key -out rogue.pem -days 2 -subj /CN=rogue 2>/dev/null \
+             && cat rogue.key rogue.pem > rogue-keystore.pem",
+        ),
+        "openssl req -x509",
+    );
+    let producer = write(
+        &s.dir,
+        "producer.properties",
+        &format!(
+            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={}\nssl.keystore.type=PEM\nssl.keystore.location={}\n",
+            mtls_bootstrap(),
+            ca.display(),
+            s.dir.join("rogue-keystore.pem").display()
+        ),
+    );
+    let started = Instant::now();
+    let mut m = Mirror::start(&args(&s, &producer));
+    while m.alive() {
+        assert!(started.elapsed() < Duration::from_secs(60), "still running after 60 s; log:\n{}", m.output());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let code = m.wait();
+    let out = m.output();
+    assert_eq!(code, 1, "log:\n{out}");
+    assert!(out.contains("authentication with the target cluster") && out.contains("client certificate"), "log:\n{out}");
+    for (p, committed, _) in committed_and_end(&source(), &s.group, &s.topic) {
+        assert_eq!(committed, None, "{}-{p}: group committed {committed:?}", s.topic);
+    }
+    println!("untrusted client certificate: exit {code} after {:.1}s, nothing committed", started.elapsed().as_secs_f64());
 }
