@@ -105,11 +105,9 @@ pub struct ClientSettings {
     pub bootstrap: String,
 }
 
-const SECRET_WORDS: &[&str] = &["password", "secret", "jaas", "token"];
-
 /// A value fit for a log line: secrets are never printed.
 pub fn shown(key: &str, value: &str) -> String {
-    if SECRET_WORDS.iter().any(|w| key.contains(w)) {
+    if crate::security::is_secret(key) {
         "[redacted]".into()
     } else {
         value.to_string()
@@ -157,7 +155,7 @@ impl ClientSettings {
 
 /// Checks a key and value against librdkafka itself, so a bad value fails
 /// here with the file and line, not later with a bare librdkafka message.
-fn librdkafka_accepts(key: &str, value: &str) -> Result<(), (bool, String)> {
+pub(crate) fn librdkafka_accepts(key: &str, value: &str) -> Result<(), (bool, String)> {
     use rdkafka::bindings as rd;
     let (Ok(k), Ok(v)) = (CString::new(key), CString::new(value)) else {
         return Err((false, "contains a NUL byte".into()));
@@ -204,7 +202,7 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
             Warn("JMX metrics reporters do not exist here")
         }
         (_, "interceptor.classes") => Warn("Java interceptors cannot be loaded; records pass unmodified"),
-        (_, "security.providers" | "ssl.provider" | "ssl.keymanager.algorithm" | "ssl.trustmanager.algorithm" | "ssl.secure.random.implementation") => {
+        (_, "security.providers") => {
             Warn("Java security provider settings have no OpenSSL equivalent")
         }
         (_, "socket.connection.setup.timeout.max.ms") => Warn("librdkafka has only socket.connection.setup.timeout.ms"),
@@ -316,6 +314,9 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
         if p.value.is_empty() && key != "ssl.endpoint.identification.algorithm" {
             s.warnings.push(format!("{}: {} has an empty value and is ignored (Java treats it as unset)", file.at(p), p.key));
             continue;
+        }
+        if crate::security::owns(key) {
+            continue; // all of them at once, below
         }
         match rule(role, key) {
             Some(Rule::Rename(to)) => user_set(&mut s, p, to, p.value.clone()),
@@ -449,6 +450,8 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
             },
         }
     }
+
+    crate::security::translate(file, &mut s)?;
 
     if let Some((on, at)) = auto_commit {
         if on {

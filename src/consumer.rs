@@ -52,9 +52,25 @@ pub struct StreamContext {
     pub pending: Mutex<Pending>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
+    /// The source cluster and its file, for messages.
+    pub cluster: String,
 }
 
 impl ClientContext for StreamContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        // librdkafka would retry refused credentials forever: stop instead.
+        match crate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+            Some(msg) => {
+                if !self.shutdown.stopping() {
+                    error!("{msg}");
+                }
+                self.shutdown.fail(exit::CONFIG, msg);
+            }
+            None if self.shutdown.code() == exit::CONFIG => debug!("[{}] librdkafka: {error}: {reason}", self.name),
+            None => error!("[{}] librdkafka: {error}: {reason}", self.name),
+        }
+    }
+
     fn stats(&self, stats: rdkafka::Statistics) {
         // consumer_lag is end offset minus committed offset, -1 before the
         // partition's first commit; then the lag counts from the log start
@@ -273,7 +289,10 @@ impl Stream {
                 match self.consumer.poll(wait) {
                     Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &mut self.paused, &msg),
                     Some(Err(e)) => {
-                        warn!("[{}] consumer error: {e}", self.spec.name);
+                        match crate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
+                            Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
+                            None => warn!("[{}] consumer error: {e}", self.spec.name),
+                        }
                         break;
                     }
                     None => break,

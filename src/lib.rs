@@ -8,7 +8,7 @@
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
 //! beyond MM1: [`topics`] target topics like the source, [`provenance`] the loop guard header,
-//! [`throttle`] rate limits.
+//! [`throttle`] rate limits; [`security`] TLS and SASL keys, [`jaas`] the `sasl.jaas.config` parser.
 
 pub mod cli;
 pub mod config;
@@ -17,6 +17,7 @@ pub mod demo;
 pub mod endpoint;
 pub mod filter;
 pub mod handler;
+pub mod jaas;
 pub mod logfile;
 pub mod metrics;
 pub mod offsets;
@@ -25,6 +26,7 @@ pub mod pidfile;
 pub mod pipeline;
 pub mod producer;
 pub mod provenance;
+pub mod security;
 pub mod shutdown;
 pub mod throttle;
 pub mod topics;

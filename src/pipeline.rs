@@ -132,8 +132,14 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     let target_config = plan.target.client_config();
     let mut channels = Vec::new();
     let mut producers = Vec::new();
+    let target_cluster = format!("target cluster {} (--producer.config {})", plan.target.bootstrap, plan.target.path.display());
     for _ in 0..opts.num_producers {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: opts.abort_on_send_failure };
+        let ctx = DeliveryContext {
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            abort_on_send_failure: opts.abort_on_send_failure,
+            cluster: target_cluster.clone(),
+        };
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
@@ -141,10 +147,14 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     }
     let mut target_id = cluster_id(producers[0].client());
     if target_id.is_none() {
+        // Refused credentials or a failed TLS handshake: stop before reading anything.
+        if shutdown.code() == exit::CONFIG {
+            return Err(StartError(shutdown.reason().unwrap_or_default()));
+        }
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true };
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone() };
         Some(Arc::new(producer::create(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None
@@ -191,6 +201,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 pending: Default::default(),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
+                cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),
             };
             let consumer = consumer::create(&cfg, ctx)
                 .map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", source.settings.path.display())))?;
@@ -198,6 +209,19 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 use rdkafka::consumer::Consumer;
                 let source_id = cluster_id(consumer.client());
                 if source_id.is_none() {
+                    // Serves the error callbacks: refused credentials or a
+                    // failed TLS handshake stop us before anything is read.
+                    let until = std::time::Instant::now() + Duration::from_secs(1);
+                    while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
+                        if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
+                            if let Some(msg) = crate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
+                                shutdown.fail(exit::CONFIG, msg);
+                            }
+                        }
+                    }
+                    if shutdown.code() == exit::CONFIG {
+                        return Err(StartError(shutdown.reason().unwrap_or_default()));
+                    }
                     warn!("cannot reach source cluster {} ({}) yet; it is tried again", si, source.settings.bootstrap);
                 }
                 let same_id = source_id.is_some() && source_id == target_id;

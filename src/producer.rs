@@ -58,10 +58,25 @@ pub struct DeliveryContext {
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<Shutdown>,
     pub abort_on_send_failure: bool,
+    /// The target cluster and its file, for messages.
+    pub cluster: String,
 }
 
 impl ClientContext for DeliveryContext {
     fn error(&self, error: KafkaError, reason: &str) {
+        // librdkafka would retry refused credentials forever: stop instead.
+        if let Some(msg) = crate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+            if !self.shutdown.stopping() {
+                error!("{msg}");
+            }
+            self.shutdown.fail(exit::CONFIG, msg);
+            return;
+        }
+        if self.shutdown.code() == exit::CONFIG {
+            // The reconnect noise that follows refused credentials.
+            log::debug!("target producer: {error}: {reason}");
+            return;
+        }
         if matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) {
             self.shutdown.fail(exit::FAILURE, format!("target producer fatal error: {reason}"));
         }
