@@ -46,6 +46,8 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("metrics.port", true),
     ("metrics.bind", true),
     ("demo", false),
+    ("check-config", false),
+    ("accept.zookeeper.offsets.loss", false),
     ("help", false),
     ("version", false),
 ];
@@ -76,6 +78,9 @@ pub struct Options {
     pub metrics_bind: String,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
     pub notices: Vec<String>,
+    /// A consumer file with `offsets.storage=zookeeper` may start from
+    /// `auto.offset.reset` instead of being refused.
+    pub accept_zookeeper_offsets_loss: bool,
 }
 
 impl Options {
@@ -100,6 +105,7 @@ impl Options {
             metrics_port: None,
             metrics_bind: "127.0.0.1".into(),
             notices: Vec::new(),
+            accept_zookeeper_offsets_loss: false,
         }
     }
 }
@@ -120,6 +126,8 @@ pub struct HandlerSpec {
 #[derive(Debug)]
 pub enum Invocation {
     Run(Options),
+    /// `--check-config`: load, translate, connect and report; mirror nothing.
+    Check(Options),
     Demo,
     /// Text for stdout, then exit 0 (`--help`, `--version`).
     Print(String),
@@ -175,6 +183,14 @@ fn command() -> Command {
         .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
         .arg(value("metrics.port", "Serve Prometheus metrics on this port at /metrics. Off by default.").value_name("PORT"))
         .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
+        .arg(Arg::new("check-config").long("check-config").action(ArgAction::SetTrue).help(
+            "Check the configuration and exit: load and translate every file, connect to each cluster, list the topics that would be mirrored \
+             and every effective client setting with its origin. Consumes and commits nothing. Exit 0 if a run would start, 1 otherwise.",
+        ))
+        .arg(Arg::new("accept.zookeeper.offsets.loss").long("accept.zookeeper.offsets.loss").action(ArgAction::SetTrue).help(
+            "Run with a consumer file that has offsets.storage=zookeeper: the group's ZooKeeper offsets are not read and partitions start \
+             from auto.offset.reset. Without this option such a file is refused.",
+        ))
         .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
         .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
         .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
@@ -336,7 +352,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     };
 
     let handler = handler_spec(&m)?;
-    Ok(Invocation::Run(Options {
+    let options = Options {
         consumer_configs,
         producer_config,
         include,
@@ -354,7 +370,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         metrics_port,
         metrics_bind,
         notices,
-    }))
+        accept_zookeeper_offsets_loss: m.get_flag("accept.zookeeper.offsets.loss"),
+    };
+    Ok(if m.get_flag("check-config") { Invocation::Check(options) } else { Invocation::Run(options) })
 }
 
 /// Scala's `toBoolean`: true or false in any case, nothing else.

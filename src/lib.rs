@@ -6,8 +6,10 @@
 //! partition; [`consumer`] source streams; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
-//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`demo`] the self-contained demo.
+//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`demo`] the self-contained demo; [`zookeeper`] broker lookup for 0.8 consumer files;
+//! [`check`] `--check-config`.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod consumer;
@@ -22,3 +24,4 @@ pub mod pidfile;
 pub mod pipeline;
 pub mod producer;
 pub mod shutdown;
+pub mod zookeeper;

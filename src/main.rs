@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use mirror_maker::shutdown::exit;
-use mirror_maker::{cli, demo, pidfile, pipeline};
+use mirror_maker::{check, cli, demo, pidfile, pipeline};
 
 fn init_logging() {
     // librdkafka's own chatter stays at warn unless RUST_LOG asks for more.
@@ -44,6 +44,7 @@ fn main() {
             exit::OK
         }
         cli::Invocation::Demo => demo::run(),
+        cli::Invocation::Check(options) => check::run(&options),
         cli::Invocation::Run(options) => {
             for notice in &options.notices {
                 log::warn!("{notice}");

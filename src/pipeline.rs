@@ -72,9 +72,11 @@ fn log_settings(s: &ClientSettings) {
 pub fn plan(options: Options) -> Result<Plan, StartError> {
     let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
     let mut sources = Vec::new();
+    let topts = config::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     for path in &options.consumer_configs {
         let file = config::load(path)?;
-        let settings = config::translate(&file, Role::Consumer)?;
+        let mut settings = config::translate_with(&file, Role::Consumer, topts)?;
+        config::resolve_brokers(&mut settings)?;
         let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
             .map_err(|e| StartError(e.to_string()))?;
         sources.push(Source { settings, filter: Arc::new(filter) });
