@@ -48,7 +48,8 @@ pub struct Source {
     pub filter: Arc<TopicFilter>,
 }
 
-/// Everything needed to start, built from [`Options`] with no network I/O.
+/// Everything needed to start, built from [`Options`] with no network I/O
+/// (except reading the brokers of a ZooKeeper-era consumer file from ZooKeeper).
 pub struct Plan {
     pub sources: Vec<Source>,
     pub target: ClientSettings,
@@ -130,7 +131,12 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     let mut channels = Vec::new();
     let mut producers = Vec::new();
     for _ in 0..opts.num_producers {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: opts.abort_on_send_failure };
+        let ctx = DeliveryContext {
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            abort_on_send_failure: opts.abort_on_send_failure,
+            partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
+        };
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
@@ -141,7 +147,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true };
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, partitioner: None };
         Some(Arc::new(producer::create(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None

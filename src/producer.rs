@@ -20,6 +20,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use crate::metrics::Metrics;
 use crate::offsets::AckHandle;
+use crate::partitioner::ByteArrayPartitioner;
 use crate::shutdown::{exit, Shutdown};
 
 /// One source record on its way to the target.
@@ -46,6 +47,8 @@ pub struct DeliveryContext {
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<Shutdown>,
     pub abort_on_send_failure: bool,
+    /// 0.8's ByteArrayPartitioner, when the producer file names it.
+    pub partitioner: Option<ByteArrayPartitioner>,
 }
 
 impl ClientContext for DeliveryContext {
@@ -100,7 +103,7 @@ fn payload_len(msg: &impl Message) -> usize {
     msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len)
 }
 
-impl ProducerContext for DeliveryContext {
+impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
     type DeliveryOpaque = Box<AckHandle>;
 
     fn delivery(&self, result: &DeliveryResult<'_>, ack: Self::DeliveryOpaque) {
@@ -120,9 +123,13 @@ impl ProducerContext for DeliveryContext {
             }
         }
     }
+
+    fn get_custom_partitioner(&self) -> Option<&ByteArrayPartitioner> {
+        self.partitioner.as_ref()
+    }
 }
 
-pub type TargetProducer = ThreadedProducer<DeliveryContext>;
+pub type TargetProducer = ThreadedProducer<DeliveryContext, ByteArrayPartitioner>;
 
 pub fn create(config: &ClientConfig, ctx: DeliveryContext) -> Result<TargetProducer, KafkaError> {
     config.create_with_context(ctx)
