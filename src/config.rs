@@ -242,7 +242,7 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (Role::Consumer, "client.id") => Special,
         (Role::Consumer, "max.poll.records") => Drop("librdkafka fetches in batches by bytes; there is no per-poll record cap"),
         (Role::Consumer, "offsets.storage") => Special,
-        (Role::Consumer, "consumer.timeout.ms") => Warn("0.8 consumers exited when idle; this mirror keeps running"),
+        (Role::Consumer, "consumer.timeout.ms") => Special,
         (Role::Consumer, "consumer.id") => Warn("0.8 consumer.id is not static membership; use group.instance.id for that"),
         (
             Role::Consumer,
@@ -346,6 +346,8 @@ fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str,
         Ok(n) => n,
         // Fractions exist only for librdkafka's float keys (linger.ms), which check them.
         Err(_) if v.parse::<f64>().is_ok_and(f64::is_finite) => return Ok(v.to_string()),
+        // A name some numeric keys take (acks=all); librdkafka judges it.
+        Err(_) if !v.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit()) => return Ok(v.to_string()),
         Err(_) => {
             return Err(ConfigError(format!(
                 "{}: {}='{}' must be a whole number written in base 10 (as Java reads it)",
@@ -512,6 +514,17 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
                     }
                 },
                 "queued.max.message.chunks" => chunks = Some(p),
+                "consumer.timeout.ms" => {
+                    if parse_long(file, p)? >= 0 {
+                        s.warnings.push(format!(
+                            "{}: consumer.timeout.ms={} is ignored: a 0.8 mirror exited after that long without records; this one keeps running",
+                            file.at(p),
+                            p.value
+                        ));
+                    } else {
+                        s.notices.push(format!("{}: consumer.timeout.ms={}: wait for records forever, as this mirror always does", file.at(p), p.value));
+                    }
+                }
                 "client.dns.lookup" => {
                     // Java < 2.6 had `default`, which is today's use_all_dns_ips.
                     let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
@@ -530,8 +543,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
                     user_set(&mut s, p, key, v);
                 }
                 "batch.size" => {
-                    let v = normalise_number(file, p, "batch.num.messages", &p.value, &mut s.warnings)?;
-                    if v == "0" {
+                    if p.value.trim().parse::<i64>() == Ok(0) {
                         // Java: 0 turns batching off, one record per request.
                         user_set(&mut s, p, "batch.num.messages", "1".into());
                     } else {
@@ -674,8 +686,48 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
         Role::Producer => producer_defaults(&mut s),
     }
     java_defaults(&mut s);
+    one_name_per_setting(&mut s);
     check_combinations(&s)?;
     Ok(s)
+}
+
+/// librdkafka's aliases (Java or 0.8 name, librdkafka name): setting both
+/// makes the result depend on hash order, so one of each pair is kept.
+const ALIASES: &[(&str, &str)] = &[
+    ("linger.ms", "queue.buffering.max.ms"),
+    ("retries", "message.send.max.retries"),
+    ("acks", "request.required.acks"),
+    ("delivery.timeout.ms", "message.timeout.ms"),
+    ("compression.type", "compression.codec"),
+    ("max.partition.fetch.bytes", "fetch.message.max.bytes"),
+    ("bootstrap.servers", "metadata.broker.list"),
+    ("sasl.mechanism", "sasl.mechanisms"),
+];
+
+/// Keeps a file's value over a default, and the later of two file lines
+/// (as Java keeps the last of a repeated key).
+fn one_name_per_setting(s: &mut ClientSettings) {
+    let line = |o: &Origin| match o {
+        Origin::File { at, .. } => at.rsplit(':').next().and_then(|l| l.parse::<usize>().ok()),
+        Origin::Default(_) => None,
+    };
+    for (a, b) in ALIASES {
+        let (Some((_, oa)), Some((_, ob))) = (s.entries.get(*a), s.entries.get(*b)) else { continue };
+        let (la, lb) = (line(oa), line(ob));
+        let drop = match (la, lb) {
+            (None, _) => a,
+            (_, None) => b,
+            (Some(x), Some(y)) => {
+                let (keep, drop, dl) = if x > y { (a, b, y) } else { (b, a, x) };
+                s.warnings.push(format!(
+                    "{}: {drop} (line {dl}) and {keep} are the same setting; the later line, {keep}, is used",
+                    s.path.display()
+                ));
+                drop
+            }
+        };
+        s.entries.remove(*drop);
+    }
 }
 
 /// Java's per-codec level keys: the one for the codec in use becomes
@@ -713,7 +765,8 @@ fn java_defaults(s: &mut ClientSettings) {
         }
         Role::Producer => {
             s.default("linger.ms", "0", "Java producer default");
-            if !s.entries.contains_key("batch.num.messages") {
+            // Unless the file's batch.size=0 asked for no batching at all.
+            if !matches!(s.entries.get("batch.num.messages"), Some((_, Origin::File { key, .. })) if key == "batch.size") {
                 s.default("batch.size", "16384", "Java producer default");
             }
             s.default("queue.buffering.max.messages", "2147483647", "Java limits the send buffer by bytes only (buffer.memory)");
@@ -748,7 +801,7 @@ fn check_combinations(s: &ClientSettings) -> Result<(), ConfigError> {
         }
     }
     let timeout = num("delivery.timeout.ms").or_else(|| num("message.timeout.ms"));
-    if let (Some(t), Some(linger)) = (timeout, num("linger.ms")) {
+    if let (Some(t), Some(linger)) = (timeout, num("linger.ms").or_else(|| num("queue.buffering.max.ms"))) {
         if t > 0.0 && t <= linger {
             let k = if s.entries.contains_key("delivery.timeout.ms") { "delivery.timeout.ms" } else { "message.timeout.ms" };
             return Err(ConfigError(format!("{} must be larger than {}: records would time out before they are sent", origin(k), origin("linger.ms"))));
