@@ -516,10 +516,12 @@ fn every_key_of_both_tables() {
         // Whatever is emitted must be something librdkafka takes: the
         // consumer or producer is built from exactly this map.
         if let Ok(s) = &got {
-            if let Err(e) = s.client_config().create::<rdkafka::producer::BaseProducer>() {
-                if *role == Role::Producer {
-                    failures.push(format!("{key}: librdkafka refuses the translated producer settings: {e}"));
-                }
+            let created = match role {
+                Role::Producer => s.client_config().create::<rdkafka::producer::BaseProducer>().map(drop),
+                Role::Consumer => s.client_config().create::<rdkafka::consumer::BaseConsumer>().map(drop),
+            };
+            if let Err(e) = created {
+                failures.push(format!("{key} ({role:?}, {lines:?}): librdkafka refuses the translated settings: {e}"));
             }
         }
     }
