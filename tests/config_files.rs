@@ -63,11 +63,24 @@ fn zookeeper_mode_cluster_mirrored_with_only_zookeeper_connect() {
             format!("metadata.broker.list={}", target()),
             "request.required.acks=-1".into(),
             "producer.type=sync".into(),
-            "compression.codec=1".into(),
+            "compression.codec=2".into(),
             "partitioner.class=kafka.producer.ByteArrayPartitioner".into(),
             "serializer.class=kafka.serializer.DefaultEncoder".into(),
         ],
     );
+    // The check finds the brokers the same way, and says what would run.
+    let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", &topic, "--check-config"]);
+    assert_eq!(code, 0, "{out}");
+    for want in [
+        format!("bootstrap.servers={}  # {}:1, translated from zookeeper.connect (/brokers/ids)", zk_bootstrap(), c.display()),
+        format!("{topic} (3 partition(s)) -> {topic} on the target: exists with 5 partition(s)"),
+        s("custom partitioner: keyed records to abs(Arrays.hashCode(key)) % partitions"),
+        s("compression.codec=snappy"),
+    ] {
+        assert!(out.contains(&want), "--check-config output lacks '{want}':\n{out}");
+    }
+    assert_eq!(committed(&zk_bootstrap(), &group, &topic), vec![None, None, None], "--check-config committed offsets");
+
     let mut m = Mirror::start(&[s("--consumer.config"), path(&c), s("--producer.config"), path(&p), s("--whitelist"), topic.clone()]);
     m.wait_for_log("read the brokers from ZooKeeper (/brokers/ids): bootstrap.servers=");
     m.wait_for_log(&format!("bootstrap.servers={}", zk_bootstrap()));
