@@ -52,6 +52,8 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("throttle.records.per.sec", true),
     ("throttle.bytes.per.sec", true),
     ("demo", false),
+    ("check-config", false),
+    ("accept.zookeeper.offsets.loss", false),
     ("help", false),
     ("version", false),
 ];
@@ -86,6 +88,9 @@ pub struct Options {
     pub beyond: BeyondOptions,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
     pub notices: Vec<String>,
+    /// A consumer file with `offsets.storage=zookeeper` may start from
+    /// `auto.offset.reset` instead of being refused.
+    pub accept_zookeeper_offsets_loss: bool,
 }
 
 impl Options {
@@ -112,6 +117,7 @@ impl Options {
             metrics_bind: "127.0.0.1".into(),
             beyond: BeyondOptions::default(),
             notices: Vec::new(),
+            accept_zookeeper_offsets_loss: false,
         }
     }
 }
@@ -177,6 +183,8 @@ pub struct HandlerSpec {
 #[derive(Debug)]
 pub enum Invocation {
     Run(Options),
+    /// `--check-config`: load, translate, connect and report; mirror nothing.
+    Check(Options),
     Demo,
     /// Text for stdout, then exit 0 (`--help`, `--version`).
     Print(String),
@@ -238,6 +246,14 @@ fn command() -> Command {
         .arg(value("provenance.header", "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, so A->B and B->A can run together. Default true.").value_name("BOOL"))
         .arg(value("throttle.records.per.sec", "Most records per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
         .arg(value("throttle.bytes.per.sec", "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
+        .arg(Arg::new("check-config").long("check-config").action(ArgAction::SetTrue).help(
+            "Check the configuration and exit: load and translate every file, connect to each cluster, list the topics that would be mirrored \
+             and every effective client setting with its origin. Consumes and commits nothing. Exit 0 if a run would start, 1 otherwise.",
+        ))
+        .arg(Arg::new("accept.zookeeper.offsets.loss").long("accept.zookeeper.offsets.loss").action(ArgAction::SetTrue).help(
+            "Run with a consumer file that has offsets.storage=zookeeper: the group's ZooKeeper offsets are not read and partitions start \
+             from auto.offset.reset. Without this option such a file is refused.",
+        ))
         .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
         .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
         .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
@@ -401,7 +417,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
 
     let handler = handler_spec(&m)?;
     let beyond = beyond_options(&m)?;
-    Ok(Invocation::Run(Options {
+    let options = Options {
         consumer_configs,
         producer_config,
         include,
@@ -421,7 +437,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         metrics_bind,
         beyond,
         notices,
-    }))
+        accept_zookeeper_offsets_loss: m.get_flag("accept.zookeeper.offsets.loss"),
+    };
+    Ok(if m.get_flag("check-config") { Invocation::Check(options) } else { Invocation::Run(options) })
 }
 
 /// Scala's `toBoolean`: true or false in any case, nothing else.

@@ -103,6 +103,20 @@ pub struct ClientSettings {
     /// interval when `--offset.commit.interval.ms` is not given.
     pub auto_commit_interval_ms: Option<u64>,
     pub bootstrap: String,
+    /// `zookeeper.connect` of a ZooKeeper-era consumer file without a broker
+    /// list, with its file:line; [`resolve_brokers`] reads the brokers there.
+    pub zookeeper_connect: Option<(String, String)>,
+    /// 0.8's `kafka.producer.ByteArrayPartitioner`: keyed records are placed
+    /// by `abs(Arrays.hashCode(key)) % n` (a custom partitioner).
+    pub byte_array_partitioner: bool,
+}
+
+/// Choices the command line makes about how files are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TranslateOptions {
+    /// `--accept.zookeeper.offsets.loss`: a consumer file with
+    /// `offsets.storage=zookeeper` starts from `auto.offset.reset`.
+    pub accept_zookeeper_offsets_loss: bool,
 }
 
 /// A value fit for a log line: secrets are never printed.
@@ -144,8 +158,8 @@ impl ClientSettings {
             .map(|(k, (v, o))| {
                 let origin = match o {
                     Origin::File { at, key } if key == k => at.clone(),
-                    Origin::File { at, key } => format!("{at} (from {key})"),
-                    Origin::Default(why) => (*why).to_string(),
+                    Origin::File { at, key } => format!("{at}, translated from {key}"),
+                    Origin::Default(why) => format!("default: {why}"),
                 };
                 format!("{k}={}  # {origin}", shown(k, v))
             })
@@ -208,8 +222,14 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (_, "socket.connection.setup.timeout.max.ms") => Warn("librdkafka has only socket.connection.setup.timeout.ms"),
         (_, "default.api.timeout.ms") => Drop("commit and metadata calls use their own timeouts"),
         (_, "zookeeper.session.timeout.ms" | "zookeeper.connection.timeout.ms" | "zookeeper.sync.time.ms") => {
-            Drop("ZooKeeper is not used")
+            Warn("ZooKeeper is not used for group membership; the broker-side group uses session.timeout.ms (Java default 45000)")
         }
+        (_, "zk.connect") => Refuse("a Kafka 0.7 name; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
+        (_, "groupid") => Refuse("a Kafka 0.7 name; write group.id"),
+        (_, "broker.list") => Refuse("a Kafka 0.7 name; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)"),
+        (_, "fetch.size") => Refuse("a Kafka 0.7 name; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
+        (_, "client.dns.lookup") => Special,
+        (_, "topic.metadata.refresh.interval.ms") => Special,
         (Role::Consumer, "zookeeper.connect") => Special,
         (Role::Consumer, "enable.auto.commit" | "auto.commit.enable" | "auto.commit.interval.ms") => Special,
         (Role::Consumer, "exclude.internal.topics") => Special,
@@ -220,13 +240,14 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (Role::Consumer, "client.id") => Special,
         (Role::Consumer, "max.poll.records") => Drop("librdkafka fetches in batches by bytes; there is no per-poll record cap"),
         (Role::Consumer, "offsets.storage") => Special,
-        (Role::Consumer, "consumer.timeout.ms") => Warn("0.8 consumers exited when idle; this mirror keeps running"),
+        (Role::Consumer, "consumer.timeout.ms") => Special,
         (Role::Consumer, "consumer.id") => Warn("0.8 consumer.id is not static membership; use group.instance.id for that"),
         (
             Role::Consumer,
             "num.consumer.fetchers" | "rebalance.max.retries" | "rebalance.backoff.ms" | "refresh.leader.backoff.ms" | "offsets.channel.backoff.ms"
-            | "offsets.channel.socket.timeout.ms" | "offsets.commit.max.retries" | "dual.commit.enabled" | "queued.max.message.chunks",
-        ) => Drop("a 0.8 high-level consumer setting with no librdkafka equivalent"),
+            | "offsets.channel.socket.timeout.ms" | "offsets.commit.max.retries" | "dual.commit.enabled",
+        ) => Warn("a 0.8 high-level consumer setting with no librdkafka equivalent"),
+        (Role::Consumer, "queued.max.message.chunks") => Special,
         (Role::Producer, "max.block.ms") => Drop("a full send queue makes the mirror wait as long as needed (never drops)"),
         (Role::Producer, "queue.enqueue.timeout.ms") => Special,
         (Role::Producer, "producer.type") => Special,
@@ -239,8 +260,11 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
             "MirrorMaker does not mirror transactionally; remove transactional.id (records are delivered at least once with the idempotent producer)",
         ),
         (Role::Producer, "partitioner.adaptive.partitioning.enable" | "partitioner.availability.timeout.ms" | "metadata.max.idle.ms") => {
-            Drop("a Java producer tuning knob with no librdkafka equivalent")
+            Warn("a Java producer tuning knob with no librdkafka equivalent")
         }
+        (Role::Producer, "batch.size") => Special,
+        (Role::Producer, "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level") => Special,
+        (Role::Producer, "message.send.max.retries") => Special,
         (Role::Producer, "compressed.topics") => Warn("the producer's compression applies to every topic"),
         _ => return None,
     };
@@ -256,6 +280,10 @@ const COMMON_KEYS: &[&str] = &[
     "max.partition.fetch.bytes", "isolation.level", "partition.assignment.strategy", "group.instance.id",
     "delivery.timeout.ms", "request.timeout.ms", "buffer.memory", "max.request.size", "metadata.max.age.ms",
     "exclude.internal.topics", "client.rack", "fetch.max.wait.ms", "receive.buffer.bytes", "send.buffer.bytes",
+    "zookeeper.connect", "metadata.broker.list", "auto.commit.enable", "request.required.acks", "compression.codec",
+    "queue.enqueue.timeout.ms", "producer.type", "fetch.message.max.bytes", "socket.timeout.ms", "offsets.storage",
+    "message.send.max.retries", "queue.buffering.max.ms", "batch.num.messages", "topic.metadata.refresh.interval.ms",
+    "partitioner.class", "connections.max.idle.ms", "reconnect.backoff.ms", "retry.backoff.ms",
 ];
 
 fn did_you_mean(key: &str) -> Option<&'static str> {
@@ -281,6 +309,70 @@ fn parse_long(file: &PropertiesFile, p: &Property) -> Result<i64, ConfigError> {
     })
 }
 
+/// librdkafka's allowed range for a numeric key, or None for keys that are
+/// not numbers (strings, enums, booleans) or unknown. Read from librdkafka's
+/// own range check, so it can never drift from the linked version.
+fn librdkafka_range(key: &str) -> Option<(f64, f64)> {
+    // A string key takes any text; numeric, enum and boolean keys refuse this.
+    if matches!(librdkafka_accepts(key, "x"), Ok(()) | Err((true, _))) {
+        return None;
+    }
+    let range_in = |msg: &str| -> Option<(f64, f64)> {
+        let r = msg.split("outside allowed range ").nth(1)?.trim();
+        let (lo, hi) = r.split_once("..")?;
+        Some((lo.trim().parse().ok()?, hi.trim().parse().ok()?))
+    };
+    let (lo, hi) = (i32::MIN.to_string(), i32::MAX.to_string());
+    let low = match librdkafka_accepts(key, &lo) {
+        Ok(()) => f64::from(i32::MIN),
+        Err((_, msg)) => return range_in(&msg),
+    };
+    match librdkafka_accepts(key, &hi) {
+        Ok(()) => Some((low, f64::from(i32::MAX))),
+        Err((_, msg)) => range_in(&msg),
+    }
+}
+
+/// A number as Java reads it (trimmed, base 10, no `0x`, no octal), clamped
+/// to librdkafka's range and written in plain decimal; librdkafka's own
+/// parser would read `010` as 8 and `5ms` as 5. Non-numeric keys are
+/// returned unchanged. A clamp is reported in `warnings`.
+fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str, warnings: &mut Vec<String>) -> Result<String, ConfigError> {
+    let v = value.trim();
+    let Some((lo, hi)) = librdkafka_range(key) else { return Ok(v.to_string()) };
+    let n = match v.parse::<i64>() {
+        Ok(n) => n,
+        // Fractions exist only for librdkafka's float keys (linger.ms), which check them.
+        Err(_) if v.parse::<f64>().is_ok_and(f64::is_finite) => return Ok(v.to_string()),
+        // A name some numeric keys take (acks=all); librdkafka judges it.
+        Err(_) if !v.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit()) => return Ok(v.to_string()),
+        Err(_) => {
+            return Err(ConfigError(format!(
+                "{}: {}='{}' must be a whole number written in base 10 (as Java reads it)",
+                file.at(p),
+                p.key,
+                value
+            )))
+        }
+    };
+    let clamped = (n as f64).clamp(lo, hi) as i64;
+    if clamped != n {
+        let to = if key == p.key { String::new() } else { format!(" (as {key})") };
+        warnings.push(format!("{}: {}={n} is outside librdkafka's range {lo}..{hi}{to}; using {clamped}", file.at(p), p.key));
+    }
+    Ok(clamped.to_string())
+}
+
+/// A key neither table covers, as librdkafka would get it: the value with
+/// numbers normalised, or librdkafka's verdict (`(true, _)`: unknown key).
+fn normalised(file: &PropertiesFile, p: &Property, key: &str, warnings: &mut Vec<String>) -> Result<Result<String, (bool, String)>, ConfigError> {
+    if let Err((true, m)) = librdkafka_accepts(key, &p.value) {
+        return Ok(Err((true, m)));
+    }
+    let v = normalise_number(file, p, key, &p.value, warnings)?;
+    Ok(librdkafka_accepts(key, &v).map(|()| v))
+}
+
 fn parse_java_bool(file: &PropertiesFile, p: &Property) -> Result<bool, ConfigError> {
     match p.value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
@@ -292,6 +384,11 @@ fn parse_java_bool(file: &PropertiesFile, p: &Property) -> Result<bool, ConfigEr
 /// Translates one file for one role. `index` numbers the consumer streams
 /// (client.id is `<group.id>-<index>`, as MM1 forced).
 pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, ConfigError> {
+    translate_with(file, role, TranslateOptions::default())
+}
+
+/// [`translate`] with the command line's choices.
+pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions) -> Result<ClientSettings, ConfigError> {
     let mut s = ClientSettings {
         role,
         path: file.path.clone(),
@@ -302,8 +399,13 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
         exclude_internal_topics: true,
         auto_commit_interval_ms: None,
         bootstrap: String::new(),
+        zookeeper_connect: None,
+        byte_array_partitioner: false,
     };
-    let mut auto_commit: Option<(bool, String)> = None;
+    // Keys whose meaning depends on others, settled after the loop.
+    let mut levels: Vec<(&str, &Property)> = Vec::new();
+    let mut chunks: Option<&Property> = None;
+    let mut auto_commit: Option<(bool, &Property)> = None;
     let mut auto_commit_interval: Option<u64> = None;
     let user_set = |s: &mut ClientSettings, p: &Property, key: &str, value: String| {
         s.set(key, value, Origin::File { at: file.at(p), key: p.key.clone() });
@@ -319,7 +421,10 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
             continue; // all of them at once, below
         }
         match rule(role, key) {
-            Some(Rule::Rename(to)) => user_set(&mut s, p, to, p.value.clone()),
+            Some(Rule::Rename(to)) => {
+                let v = normalise_number(file, p, to, &p.value, &mut s.warnings)?;
+                user_set(&mut s, p, to, v)
+            }
             Some(Rule::Drop(why)) => s.notices.push(format!("{}: {} is not passed to librdkafka: {why}", file.at(p), p.key)),
             Some(Rule::Warn(why)) => s.warnings.push(format!("{}: {} is ignored: {why}", file.at(p), p.key)),
             Some(Rule::Refuse(why)) => return Err(ConfigError(format!("{}: {}: {why}", file.at(p), p.key))),
@@ -331,16 +436,13 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
                 }
                 "zookeeper.connect" => {
                     if file.get("bootstrap.servers").is_none() && file.get("metadata.broker.list").is_none() {
-                        return Err(ConfigError(format!(
-                            "{}: zookeeper.connect is a ZooKeeper-era consumer setting; this mirror talks to the brokers directly. \
-                             Add a line 'bootstrap.servers=<broker host:port,…>' to {} (the brokers registered under /brokers/ids in that ZooKeeper)",
-                            file.at(p),
-                            file.path.display()
-                        )));
+                        // Read from ZooKeeper by resolve_brokers (network I/O stays out of here).
+                        s.zookeeper_connect = Some((p.value.clone(), file.at(p)));
+                    } else {
+                        s.notices.push(format!("{}: zookeeper.connect is ignored; bootstrap.servers is used", file.at(p)));
                     }
-                    s.notices.push(format!("{}: zookeeper.connect is ignored; bootstrap.servers is used", file.at(p)));
                 }
-                "enable.auto.commit" | "auto.commit.enable" => auto_commit = Some((parse_java_bool(file, p)?, file.at(p))),
+                "enable.auto.commit" | "auto.commit.enable" => auto_commit = Some((parse_java_bool(file, p)?, p)),
                 "auto.commit.interval.ms" => auto_commit_interval = Some(parse_long(file, p)?.max(0) as u64),
                 "exclude.internal.topics" => s.exclude_internal_topics = parse_java_bool(file, p)?,
                 "partition.assignment.strategy" => {
@@ -351,6 +453,15 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
                     let v = match p.value.to_ascii_lowercase().as_str() {
                         "smallest" | "earliest" => "earliest",
                         "largest" | "latest" => "latest",
+                        by if by.starts_with("by_duration:") => {
+                            return Err(ConfigError(format!(
+                                "{}: auto.offset.reset={}: starting a new group at a point in time (Kafka 4.0) is not available here; \
+                                 use earliest (mirror everything the source still has), or commit the group's offsets for that time first \
+                                 (kafka-consumer-groups.sh --reset-offsets --to-datetime) and keep earliest",
+                                file.at(p),
+                                p.value
+                            )))
+                        }
                         "none" => {
                             return Err(ConfigError(format!(
                                 "{}: auto.offset.reset=none stops on a partition with no committed offset; use earliest (mirror everything) or latest",
@@ -380,15 +491,79 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
                 )),
                 "offsets.storage" => match p.value.to_ascii_lowercase().as_str() {
                     "kafka" => s.notices.push(format!("{}: offsets.storage=kafka is the only storage; key dropped", file.at(p))),
+                    "zookeeper" if opts.accept_zookeeper_offsets_loss => s.warnings.push(format!(
+                        "{}: offsets.storage=zookeeper: the group's offsets in ZooKeeper are not read (--accept.zookeeper.offsets.loss); \
+                         partitions without a Kafka-stored offset start from auto.offset.reset={}",
+                        file.at(p),
+                        file.get("auto.offset.reset").map_or("earliest (mirror-maker default)", |r| r.value.as_str())
+                    )),
+                    "zookeeper" => {
+                        return Err(ConfigError(format!(
+                            "{}: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible to Kafka-stored groups, so this mirror \
+                             would start from auto.offset.reset (records skipped with latest, mirrored again with earliest). Either move them to Kafka \
+                             first (run the 0.8 consumer once with offsets.storage=kafka and dual.commit.enabled=true), then set offsets.storage=kafka; \
+                             or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss",
+                            file.at(p)
+                        )))
+                    }
                     _ => {
                         return Err(ConfigError(format!(
-                            "{}: offsets.storage={}: offsets kept in ZooKeeper are invisible to this mirror, so it would restart the group from \
-                             auto.offset.reset. Commit them to Kafka first (dual.commit.enabled with the old consumer), then set offsets.storage=kafka",
+                            "{}: offsets.storage='{}' is not kafka or zookeeper; remove the line (offsets are stored in Kafka)",
                             file.at(p),
                             p.value
                         )))
                     }
                 },
+                "queued.max.message.chunks" => chunks = Some(p),
+                "consumer.timeout.ms" => {
+                    if parse_long(file, p)? >= 0 {
+                        s.warnings.push(format!(
+                            "{}: consumer.timeout.ms={} is ignored: a 0.8 mirror exited after that long without records; this one keeps running",
+                            file.at(p),
+                            p.value
+                        ));
+                    } else {
+                        s.notices.push(format!("{}: consumer.timeout.ms={}: wait for records forever, as this mirror always does", file.at(p), p.value));
+                    }
+                }
+                "client.dns.lookup" => {
+                    // Java < 2.6 had `default`, which is today's use_all_dns_ips.
+                    let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
+                    if let Err((_, msg)) = librdkafka_accepts("client.dns.lookup", &v) {
+                        return Err(ConfigError(format!("{}: client.dns.lookup='{}' is not accepted: {msg}", file.at(p), p.value)));
+                    }
+                    user_set(&mut s, p, "client.dns.lookup", v);
+                }
+                "topic.metadata.refresh.interval.ms" => {
+                    let mut v = normalise_number(file, p, key, &p.value, &mut s.warnings)?;
+                    if v == "0" {
+                        // 0.8 refreshed after every failed send; librdkafka would poll the cluster constantly.
+                        s.notices.push(format!("{}: topic.metadata.refresh.interval.ms=0 is read as 1000 (refresh every second)", file.at(p)));
+                        v = "1000".into();
+                    }
+                    user_set(&mut s, p, key, v);
+                }
+                "batch.size" => {
+                    if p.value.trim().parse::<i64>() == Ok(0) {
+                        // Java: 0 turns batching off, one record per request.
+                        user_set(&mut s, p, "batch.num.messages", "1".into());
+                    } else {
+                        let v = normalise_number(file, p, "batch.size", &p.value, &mut s.warnings)?;
+                        user_set(&mut s, p, "batch.size", v);
+                    }
+                }
+                "compression.gzip.level" => levels.push(("gzip", p)),
+                "compression.lz4.level" => levels.push(("lz4", p)),
+                "compression.zstd.level" => levels.push(("zstd", p)),
+                "message.send.max.retries" => {
+                    let v = normalise_number(file, p, "message.send.max.retries", &p.value, &mut s.warnings)?;
+                    s.warnings.push(format!(
+                        "{}: message.send.max.retries={v}: a record still failing after {v} retries is a send failure, which stops the mirror \
+                         (--abort.on.send.failure true); remove the line to retry for as long as it takes",
+                        file.at(p)
+                    ));
+                    user_set(&mut s, p, "message.send.max.retries", v);
+                }
                 "queue.enqueue.timeout.ms" => {
                     if parse_long(file, p)? >= 0 {
                         s.warnings.push(format!(
@@ -408,15 +583,30 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
                     user_set(&mut s, p, "queue.buffering.max.kbytes", kb.clamp(1, 2_147_483_647).to_string());
                 }
                 "compression.codec" => {
-                    let v = match p.value.trim() {
-                        "0" => "none",
-                        "1" => "gzip",
-                        "2" => "snappy",
-                        "3" => "lz4",
-                        "4" => "zstd",
-                        other => other,
+                    let v = match p.value.trim().to_ascii_lowercase().as_str() {
+                        "0" | "none" => "none",
+                        "1" | "gzip" => "gzip",
+                        "2" | "snappy" => "snappy",
+                        "3" | "lz4" => "lz4",
+                        "4" | "zstd" => "zstd",
+                        _ => {
+                            return Err(ConfigError(format!(
+                                "{}: compression.codec='{}' is not a codec: 0 (none), 1 (gzip), 2 (snappy), 3 (lz4) or a name",
+                                file.at(p),
+                                p.value
+                            )))
+                        }
                     };
                     user_set(&mut s, p, "compression.codec", v.to_string());
+                }
+                "partitioner.class" if p.value.trim() == "kafka.producer.ByteArrayPartitioner" => {
+                    s.byte_array_partitioner = true;
+                    user_set(&mut s, p, "partitioner", "murmur2_random".into());
+                    s.notices.push(format!(
+                        "{}: partitioner.class=kafka.producer.ByteArrayPartitioner: keyed records go to abs(Arrays.hashCode(key)) % partitions, \
+                         as the 0.8 producer placed them; unkeyed records go to a random partition",
+                        file.at(p)
+                    ));
                 }
                 "partitioner.class" => {
                     let v = partitioner(file, p)?;
@@ -429,8 +619,8 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
                 }
                 _ => unreachable!("special key {key} without a handler"),
             },
-            None => match librdkafka_accepts(key, &p.value) {
-                Ok(()) => user_set(&mut s, p, key, p.value.clone()),
+            None => match normalised(file, p, key, &mut s.warnings)? {
+                Ok(v) => user_set(&mut s, p, key, v),
                 Err((true, _)) => {
                     let hint = did_you_mean(key).map(|k| format!(" Did you mean '{k}'?")).unwrap_or_default();
                     s.warnings.push(format!(
@@ -453,27 +643,210 @@ pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, Co
 
     crate::security::translate(file, &mut s)?;
 
-    if let Some((on, at)) = auto_commit {
+    if let Some((on, p)) = auto_commit {
+        let at = file.at(p);
         if on {
+            let ms = auto_commit_interval.unwrap_or(60_000);
             s.notices.push(format!(
-                "{at}: auto-commit is never handed to the client (it would commit records the target does not have yet); \
-                 offsets are committed after the target acknowledges them"
+                "{at}: {}=true: auto-commit is never handed to the client (it would commit records the target does not have yet); \
+                 acknowledged offsets are committed every {ms} ms (auto.commit.interval.ms) unless --offset.commit.interval.ms is given",
+                p.key
             ));
-            s.auto_commit_interval_ms = Some(auto_commit_interval.unwrap_or(60_000));
+            s.auto_commit_interval_ms = Some(ms);
+        } else {
+            s.notices.push(format!(
+                "{at}: {}=false: the client never auto-commits; the mirror commits offsets itself once the target acknowledged the records \
+                 (passed through, librdkafka would have ignored auto.commit.enable and kept auto-commit on)",
+                p.key
+            ));
         }
+        s.set("enable.auto.commit", "false", Origin::File { at, key: format!("{}={on}", p.key) });
     }
 
-    s.bootstrap = s
-        .get("bootstrap.servers")
-        .or_else(|| s.get("metadata.broker.list"))
-        .map(str::to_string)
-        .ok_or_else(|| ConfigError(format!("{}: bootstrap.servers is missing; add 'bootstrap.servers=host:port'", file.path.display())))?;
+    if !levels.is_empty() {
+        compression_level(file, &mut s, &levels);
+    }
+    if let Some(p) = chunks {
+        // 0.8 buffered this many fetched chunks of fetch.message.max.bytes each.
+        let n = parse_long(file, p)?.max(1);
+        let fetch: i64 = s.get("fetch.message.max.bytes").or_else(|| s.get("max.partition.fetch.bytes")).and_then(|v| v.parse().ok()).unwrap_or(1_048_576);
+        let kb = (n.saturating_mul(fetch) / 1024).clamp(1, 2_097_151);
+        user_set(&mut s, p, "queued.max.messages.kbytes", kb.to_string());
+    }
+
+    s.bootstrap = match s.get("bootstrap.servers").or_else(|| s.get("metadata.broker.list")) {
+        Some(b) => b.to_string(),
+        // Filled in from ZooKeeper by resolve_brokers.
+        None if s.zookeeper_connect.is_some() => String::new(),
+        None => {
+            let hint = if role == Role::Producer { " (a 0.8 producer file: metadata.broker.list)" } else { "" };
+            return Err(ConfigError(format!("{}: bootstrap.servers is missing; add 'bootstrap.servers=host:port'{hint}", file.path.display())));
+        }
+    };
 
     match role {
         Role::Consumer => consumer_defaults(file, &mut s)?,
         Role::Producer => producer_defaults(&mut s),
     }
+    java_defaults(&mut s);
+    one_name_per_setting(&mut s);
+    check_combinations(&s)?;
     Ok(s)
+}
+
+/// librdkafka's aliases (Java or 0.8 name, librdkafka name): setting both
+/// makes the result depend on hash order, so one of each pair is kept.
+const ALIASES: &[(&str, &str)] = &[
+    ("linger.ms", "queue.buffering.max.ms"),
+    ("retries", "message.send.max.retries"),
+    ("acks", "request.required.acks"),
+    ("delivery.timeout.ms", "message.timeout.ms"),
+    ("compression.type", "compression.codec"),
+    ("max.partition.fetch.bytes", "fetch.message.max.bytes"),
+    ("bootstrap.servers", "metadata.broker.list"),
+    ("sasl.mechanism", "sasl.mechanisms"),
+];
+
+/// Keeps a file's value over a default, and the later of two file lines
+/// (as Java keeps the last of a repeated key).
+fn one_name_per_setting(s: &mut ClientSettings) {
+    let line = |o: &Origin| match o {
+        Origin::File { at, .. } => at.rsplit(':').next().and_then(|l| l.parse::<usize>().ok()),
+        Origin::Default(_) => None,
+    };
+    for (a, b) in ALIASES {
+        let (Some((_, oa)), Some((_, ob))) = (s.entries.get(*a), s.entries.get(*b)) else { continue };
+        let (la, lb) = (line(oa), line(ob));
+        let drop = match (la, lb) {
+            (None, _) => a,
+            (_, None) => b,
+            (Some(x), Some(y)) => {
+                let (keep, drop, dl) = if x > y { (a, b, y) } else { (b, a, x) };
+                s.warnings.push(format!(
+                    "{}: {drop} (line {dl}) and {keep} are the same setting; the later line, {keep}, is used",
+                    s.path.display()
+                ));
+                drop
+            }
+        };
+        s.entries.remove(*drop);
+    }
+}
+
+/// Java's per-codec level keys: the one for the codec in use becomes
+/// librdkafka's single `compression.level` (-1..12).
+fn compression_level(file: &PropertiesFile, s: &mut ClientSettings, levels: &[(&str, &Property)]) {
+    let codec = s.get("compression.type").or_else(|| s.get("compression.codec")).unwrap_or("none").to_ascii_lowercase();
+    for (c, p) in levels {
+        if *c != codec {
+            s.notices.push(format!("{}: {} is not used: compression.type is {codec}", file.at(p), p.key));
+            continue;
+        }
+        let Ok(n) = p.value.trim().parse::<i64>() else {
+            s.warnings.push(format!("{}: {}='{}' is not a whole number; the codec's default level is used", file.at(p), p.key, p.value));
+            continue;
+        };
+        let v = n.clamp(-1, 12);
+        if v != n {
+            s.warnings.push(format!("{}: {}={n} is outside librdkafka's compression.level range -1..12; using {v}", file.at(p), p.key));
+        }
+        s.set("compression.level", v.to_string(), Origin::File { at: file.at(p), key: p.key.clone() });
+    }
+}
+
+/// Where librdkafka's defaults differ from the Java clients', the Java value,
+/// so a file means what it meant under Java MirrorMaker.
+fn java_defaults(s: &mut ClientSettings) {
+    s.default("reconnect.backoff.ms", "50", "Java client default");
+    s.default("connections.max.idle.ms", "540000", "Java client default (librdkafka: never)");
+    match s.role {
+        Role::Consumer => {
+            s.default("socket.timeout.ms", "30000", "Java consumer request.timeout.ms default");
+            // Java subscribes MM1's pattern, which never creates topics; librdkafka's literal
+            // subscription would re-create a topic deleted on the source.
+            s.default("allow.auto.create.topics", "false", "MM1 subscribed by pattern, which never creates source topics");
+        }
+        Role::Producer => {
+            s.default("linger.ms", "0", "Java producer default");
+            // Unless the file's batch.size=0 asked for no batching at all.
+            if !matches!(s.entries.get("batch.num.messages"), Some((_, Origin::File { key, .. })) if key == "batch.size") {
+                s.default("batch.size", "16384", "Java producer default");
+            }
+            s.default("queue.buffering.max.messages", "2147483647", "Java limits the send buffer by bytes only (buffer.memory)");
+        }
+    }
+    // librdkafka refuses max < min; Java quietly uses the larger.
+    let num = |s: &ClientSettings, k: &str| s.get(k).and_then(|v| v.parse::<i64>().ok());
+    if let (Some(min), Some(max)) = (num(s, "reconnect.backoff.ms"), num(s, "reconnect.backoff.max.ms")) {
+        if max < min {
+            s.notices.push(format!("reconnect.backoff.max.ms={max} is below reconnect.backoff.ms={min}; using {min} for both, as Java does"));
+            s.set("reconnect.backoff.max.ms", min.to_string(), Origin::Default("raised to reconnect.backoff.ms (librdkafka requires max >= min)"));
+        }
+    }
+}
+
+/// Combinations librdkafka would refuse at client creation with a bare
+/// message; refused here with the keys and the fix.
+fn check_combinations(s: &ClientSettings) -> Result<(), ConfigError> {
+    let origin = |k: &str| match s.entries.get(k) {
+        Some((v, Origin::File { at, key })) => format!("{at}: {key}={v}"),
+        Some((v, Origin::Default(_))) => format!("{k}={v} (default)"),
+        None => k.to_string(),
+    };
+    let num = |k: &str| s.get(k).and_then(|v| v.parse::<f64>().ok());
+    if let (Some(poll), Some(session)) = (num("max.poll.interval.ms"), num("session.timeout.ms")) {
+        if poll < session {
+            return Err(ConfigError(format!(
+                "{} is below {}: a member would be dropped from the group before it is considered dead; raise max.poll.interval.ms",
+                origin("max.poll.interval.ms"),
+                origin("session.timeout.ms")
+            )));
+        }
+    }
+    let timeout = num("delivery.timeout.ms").or_else(|| num("message.timeout.ms"));
+    if let (Some(t), Some(linger)) = (timeout, num("linger.ms").or_else(|| num("queue.buffering.max.ms"))) {
+        if t > 0.0 && t <= linger {
+            let k = if s.entries.contains_key("delivery.timeout.ms") { "delivery.timeout.ms" } else { "message.timeout.ms" };
+            return Err(ConfigError(format!("{} must be larger than {}: records would time out before they are sent", origin(k), origin("linger.ms"))));
+        }
+    }
+    if s.get("group.protocol").is_some_and(|g| g.eq_ignore_ascii_case("consumer")) {
+        for k in ["session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"] {
+            if let Some((_, Origin::File { .. })) = s.entries.get(k) {
+                return Err(ConfigError(format!(
+                    "{}: with group.protocol=consumer the broker decides this; remove the line (or use group.protocol=classic)",
+                    origin(k)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fills in the brokers of a ZooKeeper-era consumer file (only
+/// `zookeeper.connect`) from ZooKeeper's `/brokers/ids`, and says so.
+pub fn resolve_brokers(s: &mut ClientSettings) -> Result<(), ConfigError> {
+    let Some((connect, at)) = s.zookeeper_connect.clone() else { return Ok(()) };
+    if !s.bootstrap.is_empty() {
+        return Ok(());
+    }
+    let protocol = s.get("security.protocol").unwrap_or("PLAINTEXT").to_ascii_uppercase();
+    match crate::zookeeper::bootstrap_servers(&connect, &protocol, std::time::Duration::from_secs(10)) {
+        Ok(list) => {
+            s.notices.push(format!(
+                "{at}: zookeeper.connect={connect}: read the brokers from ZooKeeper (/brokers/ids): bootstrap.servers={list}"
+            ));
+            s.set("bootstrap.servers", list.clone(), Origin::File { at, key: "zookeeper.connect (/brokers/ids)".into() });
+            s.bootstrap = list;
+            Ok(())
+        }
+        Err(e) => Err(ConfigError(format!(
+            "{at}: zookeeper.connect={connect}: cannot read the brokers from ZooKeeper: {e}. \
+             This mirror talks to the brokers directly: add a line 'bootstrap.servers=<broker host:port,...>' to {} \
+             (the brokers registered under /brokers/ids in that ZooKeeper)",
+            s.path.display()
+        ))),
+    }
 }
 
 fn assignor(file: &PropertiesFile, p: &Property) -> Result<String, ConfigError> {
@@ -513,8 +886,11 @@ fn assignor(file: &PropertiesFile, p: &Property) -> Result<String, ConfigError> 
 }
 
 fn partitioner(file: &PropertiesFile, p: &Property) -> Result<&'static str, ConfigError> {
-    let name = p.value.trim().rsplit('.').next().unwrap_or("");
+    let class = p.value.trim();
+    let name = class.rsplit('.').next().unwrap_or("");
     match name {
+        // 0.8's old-producer DefaultPartitioner hashed the byte[] identity: effectively random.
+        "DefaultPartitioner" if class.starts_with("kafka.producer.") => Ok("random"),
         "DefaultPartitioner" => Ok("murmur2_random"),
         "UniformStickyPartitioner" | "RoundRobinPartitioner" => Ok("random"),
         other => Err(ConfigError(format!(
@@ -541,10 +917,12 @@ fn consumer_defaults(file: &PropertiesFile, s: &mut ClientSettings) -> Result<()
     }
     s.default("auto.offset.reset", "earliest", "mirror-maker default: nothing skipped before the first commit");
     // Commits are ours, after the target acknowledged; never the client's own.
-    s.set("enable.auto.commit", "false", Origin::Default("mirror-maker: commit only after the target acknowledged"));
+    s.default("enable.auto.commit", "false", "MM1 no-loss default: the mirror commits only what the target acknowledged");
     s.set("enable.auto.offset.store", "false", Origin::Default("mirror-maker: commit only after the target acknowledged"));
     s.default("isolation.level", "read_uncommitted", "Java consumer default (MM1 mirrored every record)");
-    s.default("partition.assignment.strategy", "range", "Java MM1 default: lets Java MM1 instances share the group");
+    if !s.get("group.protocol").is_some_and(|g| g.eq_ignore_ascii_case("consumer")) {
+        s.default("partition.assignment.strategy", "range", "Java MM1 default: lets Java MM1 instances share the group");
+    }
     s.default("check.crcs", "true", "Java consumer default");
     s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
     Ok(())
@@ -700,8 +1078,12 @@ mod tests {
         assert!(e.0.contains("group.id is missing"), "{e}");
         let e = translate(&file("bootstrap.servers=h:1\ntransactional.id=t\n"), Role::Producer).unwrap_err();
         assert!(e.0.contains("test.properties:2: transactional.id"), "{e}");
-        let e = translate(&file("zookeeper.connect=zk:2181\ngroup.id=g\n"), Role::Consumer).unwrap_err();
-        assert!(e.0.contains("bootstrap.servers="), "{e}");
+        // A ZooKeeper-era file: brokers come from ZooKeeper, and a dead one shows the line to add.
+        let mut c = translate(&file("zookeeper.connect=127.0.0.1:1/kafka\ngroup.id=g\n"), Role::Consumer).unwrap();
+        assert_eq!(c.zookeeper_connect, Some(("127.0.0.1:1/kafka".to_string(), "test.properties:1".to_string())));
+        let e = resolve_brokers(&mut c).unwrap_err();
+        assert!(e.0.starts_with("test.properties:1: zookeeper.connect=127.0.0.1:1/kafka: cannot read the brokers"), "{e}");
+        assert!(e.0.contains("add a line 'bootstrap.servers=<broker host:port,...>' to test.properties"), "{e}");
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
 //! beyond MM1: [`topics`] target topics like the source, [`provenance`] the loop guard header,
-//! [`throttle`] rate limits; [`security`] TLS and SASL keys, [`jaas`] the `sasl.jaas.config` parser.
+//! [`throttle`] rate limits; [`security`] TLS and SASL keys, [`jaas`] the `sasl.jaas.config` parser;
+//! [`zookeeper`] broker lookup for 0.8 consumer files; [`check`] `--check-config`.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod consumer;
@@ -30,3 +32,4 @@ pub mod security;
 pub mod shutdown;
 pub mod throttle;
 pub mod topics;
+pub mod zookeeper;

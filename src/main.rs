@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use mirror_maker::logfile::LogFile;
 use mirror_maker::shutdown::exit;
-use mirror_maker::{cli, demo, pidfile, pipeline};
+use mirror_maker::{check, cli, demo, pidfile, pipeline};
 
 /// Logs to stderr, or to `--log.file` when given.
 fn init_logging(log_file: Option<&Arc<LogFile>>) {
@@ -61,6 +61,7 @@ fn main() {
             exit::OK
         }
         cli::Invocation::Demo => demo::run(),
+        cli::Invocation::Check(options) => check::run(&options),
         cli::Invocation::Run(options) => {
             for notice in &options.notices {
                 log::warn!("{notice}");

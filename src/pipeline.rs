@@ -52,7 +52,8 @@ pub struct Source {
     pub filter: Arc<TopicFilter>,
 }
 
-/// Everything needed to start, built from [`Options`] with no network I/O.
+/// Everything needed to start, built from [`Options`] with no network I/O
+/// (except reading the brokers of a ZooKeeper-era consumer file from ZooKeeper).
 pub struct Plan {
     pub sources: Vec<Source>,
     pub target: ClientSettings,
@@ -76,9 +77,11 @@ fn log_settings(s: &ClientSettings) {
 pub fn plan(options: Options) -> Result<Plan, StartError> {
     let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
     let mut sources = Vec::new();
+    let topts = config::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     for path in &options.consumer_configs {
         let file = config::load(path)?;
-        let settings = config::translate(&file, Role::Consumer)?;
+        let mut settings = config::translate_with(&file, Role::Consumer, topts)?;
+        config::resolve_brokers(&mut settings)?;
         let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
             .map_err(|e| StartError(e.to_string()))?;
         sources.push(Source { settings, filter: Arc::new(filter) });
@@ -139,6 +142,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             shutdown: shutdown.clone(),
             abort_on_send_failure: opts.abort_on_send_failure,
             cluster: target_cluster.clone(),
+            partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
         };
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
@@ -154,7 +158,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone() };
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None };
         Some(Arc::new(producer::create(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None

@@ -21,6 +21,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
+use crate::partitioner::ByteArrayPartitioner;
 use crate::shutdown::{exit, Shutdown};
 use crate::throttle::Throttle;
 
@@ -60,6 +61,8 @@ pub struct DeliveryContext {
     pub abort_on_send_failure: bool,
     /// The target cluster and its file, for messages.
     pub cluster: String,
+    /// 0.8's ByteArrayPartitioner, when the producer file names it.
+    pub partitioner: Option<ByteArrayPartitioner>,
 }
 
 impl ClientContext for DeliveryContext {
@@ -129,7 +132,7 @@ fn payload_len(msg: &impl Message) -> usize {
     msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len)
 }
 
-impl ProducerContext for DeliveryContext {
+impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
     type DeliveryOpaque = Box<Delivery>;
 
     fn delivery(&self, result: &DeliveryResult<'_>, d: Self::DeliveryOpaque) {
@@ -153,9 +156,13 @@ impl ProducerContext for DeliveryContext {
             }
         }
     }
+
+    fn get_custom_partitioner(&self) -> Option<&ByteArrayPartitioner> {
+        self.partitioner.as_ref()
+    }
 }
 
-pub type TargetProducer = ThreadedProducer<DeliveryContext>;
+pub type TargetProducer = ThreadedProducer<DeliveryContext, ByteArrayPartitioner>;
 
 pub fn create(config: &ClientConfig, ctx: DeliveryContext) -> Result<TargetProducer, KafkaError> {
     config.create_with_context(ctx)

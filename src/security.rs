@@ -662,7 +662,7 @@ mod tests {
         std::fs::write(&store, p12.to_der().unwrap()).unwrap();
         let s = ok(&format!("ssl.truststore.location={}\nssl.truststore.password=trustpw", store.display()));
         assert_eq!(s.get("ssl.ca.pem"), Some(String::from_utf8(cert.to_pem().unwrap()).unwrap().as_str()));
-        assert!(s.describe().iter().any(|l| l.contains("(from ssl.truststore.location)")));
+        assert!(s.describe().iter().any(|l| l.contains("translated from ssl.truststore.location")));
         let e = fails(&format!("ssl.truststore.location={}\nssl.truststore.password=wrong-pw", store.display()));
         assert!(e.contains("ssl.truststore.location") && e.contains("cannot be opened"), "{e}");
         assert!(!e.contains("wrong-pw"), "{e}");
@@ -776,7 +776,7 @@ mod tests {
         assert_eq!(s.get("sasl.username"), Some("alice"));
         assert_eq!(s.get("sasl.password"), Some("s3cr3t-pw"));
         assert!(s.describe().iter().all(|l| !l.contains("s3cr3t-pw")));
-        assert!(s.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]  # p.properties:4 (from sasl.jaas.config)")), "{:?}", s.describe());
+        assert!(s.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]  # p.properties:4, translated from sasl.jaas.config")), "{:?}", s.describe());
         let s = ok("sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=bob password=pw;");
         assert_eq!(s.get("sasl.username"), Some("bob"));
         let e = fails(&format!("sasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config={SCRAM} required username=a password=hunter2 tokenauth=true;"));
