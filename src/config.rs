@@ -765,12 +765,21 @@ fn java_defaults(s: &mut ClientSettings) {
             // Java subscribes MM1's pattern, which never creates topics; librdkafka's literal
             // subscription would re-create a topic deleted on the source.
             s.default("allow.auto.create.topics", "false", "MM1 subscribed by pattern, which never creates source topics");
+            // Chosen by measurement (scripts/bench, README Performance): librdkafka's
+            // 64 MiB prefetch made up most of the mirror's memory without speeding it
+            // up, and its 1 s back-off after a full prefetch queue stalled small ones.
+            s.default("queued.max.messages.kbytes", "4096", "measured: a 4 MiB prefetch per stream keeps pace with the producers at a third of the memory");
+            s.default("fetch.queue.backoff.ms", "10", "measured: fetch again 10 ms after the prefetch queue drains (librdkafka: 1000)");
         }
         Role::Producer => {
-            s.default("linger.ms", "0", "Java producer default");
+            // Batching decides only how records are grouped into requests, never
+            // what is delivered, so these follow measurement rather than Java:
+            // Java's linger.ms=0 and 16 KiB batches halved throughput and doubled
+            // CPU per record against librdkafka's own defaults (README Performance).
+            s.default("linger.ms", "5", "measured: librdkafka's default; Java's 0 halves throughput");
             // Unless the file's batch.size=0 asked for no batching at all.
             if !matches!(s.entries.get("batch.num.messages"), Some((_, Origin::File { key, .. })) if key == "batch.size") {
-                s.default("batch.size", "16384", "Java producer default");
+                s.default("batch.size", "1000000", "measured: librdkafka's default; Java's 16384 halves throughput");
             }
             s.default("queue.buffering.max.messages", "2147483647", "Java limits the send buffer by bytes only (buffer.memory)");
         }
@@ -965,7 +974,7 @@ fn producer_defaults(s: &mut ClientSettings) {
     }
     s.default("partitioner", "murmur2_random", "Java DefaultPartitioner placement of keyed records");
     s.default("message.max.bytes", "1048576", "Java max.request.size default");
-    s.default("queue.buffering.max.kbytes", "32768", "Java buffer.memory default (32 MiB) bounds memory");
+    s.default("queue.buffering.max.kbytes", "8192", "measured: an 8 MiB send buffer keeps pace at a quarter of Java buffer.memory's 32 MiB");
     s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
 }
 
