@@ -44,9 +44,21 @@ pub fn acquire(path: &Path) -> Result<PidFile, PidFileError> {
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
+            // The holder truncates the file and then writes its pid: two
+            // copies started together can see the file empty for a moment.
             let mut pid = String::new();
-            let _ = file.read_to_string(&mut pid);
-            return Err(PidFileError::Running { path: path.to_path_buf(), pid: pid.trim().to_string() });
+            for _ in 0..100 {
+                pid.clear();
+                let _ = file.rewind();
+                let _ = file.read_to_string(&mut pid);
+                if pid.ends_with('\n') {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let pid = pid.trim();
+            let pid = if pid.is_empty() { "unknown".to_string() } else { pid.to_string() };
+            return Err(PidFileError::Running { path: path.to_path_buf(), pid });
         }
         Err(TryLockError::Error(e)) => return Err(io(e)),
     }
