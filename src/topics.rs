@@ -41,8 +41,19 @@ type Admin = AdminClient<DefaultClientContext>;
 /// connection and security settings are taken, so consumer- or
 /// producer-only keys do not draw librdkafka warnings.
 pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::KafkaError> {
+    admin_config(settings).create()
+}
+
+fn admin_config(settings: &ClientConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
-    for (k, v) in settings.config_map() {
+    // config_map() masks passwords; the keys come from it, the values from get().
+    for (k, _) in settings.config_map() {
+        let Some(v) = settings.get(k) else { continue };
+        // 0.8 producer files name the brokers with the alias.
+        if k == "metadata.broker.list" {
+            c.set("bootstrap.servers", v);
+            continue;
+        }
         let wanted = k == "bootstrap.servers"
             || k.starts_with("security.")
             || k.starts_with("ssl.")
@@ -57,7 +68,7 @@ pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::Ka
     }
     // Asking for one topic's metadata must never make the broker create it.
     c.set("allow.auto.create.topics", "false");
-    c.create()
+    c
 }
 
 /// Waits for an admin future on this thread; the admin client's own thread
@@ -349,5 +360,21 @@ impl TopicSync {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_config_keeps_connection_settings_and_the_0_8_broker_list() {
+        let mut p = ClientConfig::new();
+        p.set("metadata.broker.list", "b:1").set("security.protocol", "ssl").set("linger.ms", "5").set("sasl.password", "pw");
+        let c = admin_config(&p);
+        assert_eq!(c.get("bootstrap.servers"), Some("b:1"));
+        assert_eq!(c.get("sasl.password"), Some("pw"), "secrets must reach the admin client unmasked");
+        assert_eq!(c.get("security.protocol"), Some("ssl"));
+        assert_eq!(c.get("linger.ms"), None);
     }
 }

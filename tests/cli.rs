@@ -89,9 +89,11 @@ fn a_second_signal_exits_at_once() {
     // target to answer before subscribing: here records must be in flight.
     let mut m = Mirror::start(&mirror_args(
         &source(), &group, "127.0.0.1:9", &t,
-        &["--drain.timeout.ms", "600000", "--provenance.header=false", "--create.topics=false", "--sync.partitions=false"],
+        &["--drain.timeout.ms", "600000", "--provenance.header=false", "--create.topics=false", "--sync.partitions=false", "--stats.interval.ms", "200"],
     ));
-    m.wait_for_log("assigned 1 partitions");
+    // All ten records read and waiting for the target: now a clean shutdown
+    // has something to wait for.
+    m.wait_for_log("in flight 10,");
     m.signal("TERM");
     m.wait_for_log("Start clean shutdown.");
     m.signal("TERM");
