@@ -73,7 +73,7 @@ fn admin_config(settings: &ClientConfig) -> ClientConfig {
 
 /// Waits for an admin future on this thread; the admin client's own thread
 /// drives it.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     use std::pin::pin;
     use std::task::{Context, Poll, Wake, Waker};
     struct ThreadWaker(std::thread::Thread);

@@ -9,14 +9,11 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io::Read;
 use std::path::PathBuf;
-use std::pin::pin;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -60,25 +57,9 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Runs a future to completion on this thread (the admin client's futures
-/// are driven by its own polling thread; we only wait).
-pub fn block_on<F: Future>(f: F) -> F::Output {
-    struct ThreadWaker(std::thread::Thread);
-    impl Wake for ThreadWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut f = pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park_timeout(Duration::from_millis(100));
-    }
-}
+/// Runs a future to completion on this thread: the library's own, which
+/// waits for the admin client's futures without an async runtime.
+pub use mirror_maker::topics::block_on;
 
 pub fn create_topic(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
@@ -397,7 +378,6 @@ impl Mirror {
     pub fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
-
 
     /// Peak resident memory so far (VmHWM), in KiB.
     pub fn peak_rss_kb(&self) -> u64 {
