@@ -432,7 +432,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
     let r = &routes[topic];
     let tp: Tp = (r.source.clone(), msg.partition());
     let ack = ctx.tracker.register(&tp, msg.offset());
-    let mut headers = msg.headers().map(|h| h.detach());
+    // Checked before the headers are copied: a skipped record needs no copy.
     if let Some(p) = &spec.provenance {
         if p.came_from_target(msg.headers()) {
             // Written on the target by the mirror of the other direction:
@@ -443,8 +443,12 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut HashMap<Str
             Metrics::add(&ctx.metrics.loop_skipped, 1);
             return;
         }
-        headers = Some(p.stamp(headers));
     }
+    let detached = msg.headers().map(|h| h.detach());
+    let headers = match &spec.provenance {
+        Some(p) => Some(p.stamp(detached)),
+        None => detached,
+    };
     let rec = MirrorRecord {
         topic: r.target.clone(),
         partition: spec.handler.target_partition(msg.partition()),
