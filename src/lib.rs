@@ -3,8 +3,8 @@
 //!
 //! Room map: [`cli`] options; [`config`] properties files and their
 //! translation; [`filter`] topic selection; [`handler`] target topic and
-//! partition; [`consumer`] source streams; [`producer`] target workers;
-//! [`offsets`] what may be committed; [`pipeline`] building and running it
+//! partition; [`consumer`] source streams; [`source_message`] a record handed over uncopied; [`producer`] target workers;
+//! [`offsets`] what may be committed; [`fxhash`] the hot-path maps' hash; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
 //! beyond MM1: [`topics`] target topics like the source, [`provenance`] the loop guard header,
@@ -18,6 +18,7 @@ pub mod consumer;
 pub mod demo;
 pub mod endpoint;
 pub mod filter;
+pub mod fxhash;
 pub mod handler;
 pub mod jaas;
 pub mod logfile;
@@ -30,6 +31,7 @@ pub mod producer;
 pub mod provenance;
 pub mod security;
 pub mod shutdown;
+pub mod source_message;
 pub mod throttle;
 pub mod topics;
 pub mod zookeeper;

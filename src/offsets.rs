@@ -13,10 +13,12 @@
 //! epoch (records still in flight when the partition was revoked) are
 //! ignored, so a late ack can't touch a newer owner's bookkeeping.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
+
+use crate::fxhash::FxHashMap;
 
 static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 
@@ -60,7 +62,7 @@ impl PartitionState {
 /// The tracker of one consumer stream: the partitions its consumer owns.
 #[derive(Debug, Default)]
 pub struct OffsetTracker {
-    parts: Mutex<HashMap<Tp, PartitionState>>,
+    parts: Mutex<FxHashMap<Tp, PartitionState>>,
     drained: Condvar,
 }
 

@@ -8,7 +8,7 @@
 //! or is skipped, logged and counted (skip mode). With `--throttle.*`, a
 //! worker takes its tokens before each send (see `throttle`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::partitioner::ByteArrayPartitioner;
 use crate::shutdown::{exit, Shutdown};
+use crate::source_message::SourceMessage;
 use crate::throttle::Throttle;
 
 /// One source record on its way to the target.
@@ -30,8 +31,8 @@ use crate::throttle::Throttle;
 pub struct MirrorRecord {
     pub topic: Arc<str>,
     pub partition: Option<i32>,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
+    /// Key and value, still in the source consumer's fetch buffer.
+    pub source: SourceMessage,
     pub headers: Option<OwnedHeaders>,
     pub timestamp: Option<i64>,
     /// The source coordinates and where to report the outcome.
@@ -50,7 +51,57 @@ pub struct Delivery {
 
 impl MirrorRecord {
     pub fn size(&self) -> usize {
-        self.key.as_ref().map_or(0, Vec::len) + self.value.as_ref().map_or(0, Vec::len)
+        self.source.size()
+    }
+}
+
+/// The deliveries a worker's producer has in flight, in reusable slots.
+///
+/// librdkafka carries one pointer-sized opaque per record to its delivery
+/// report; a slot number fits, so a record needs no boxed allocation of its
+/// own (allocated on the worker and freed on the polling thread, the box cost
+/// a malloc and a cross-thread free per record). Slots are reused as reports
+/// come back, so the table only grows to the most records ever in flight.
+#[derive(Default)]
+pub struct DeliverySlots {
+    inner: Mutex<SlotTable>,
+}
+
+#[derive(Default)]
+struct SlotTable {
+    slots: Vec<Option<Delivery>>,
+    free: Vec<usize>,
+}
+
+impl DeliverySlots {
+    fn put(&self, d: Delivery) -> usize {
+        let mut t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        match t.free.pop() {
+            Some(i) => {
+                t.slots[i] = Some(d);
+                i
+            }
+            None => {
+                t.slots.push(Some(d));
+                t.slots.len() - 1
+            }
+        }
+    }
+
+    fn take(&self, i: usize) -> Option<Delivery> {
+        let mut t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let d = t.slots.get_mut(i)?.take();
+        if d.is_some() {
+            t.free.push(i);
+        }
+        d
+    }
+
+    /// Deliveries still awaiting their report.
+    #[cfg(test)]
+    fn in_use(&self) -> usize {
+        let t = self.inner.lock().unwrap();
+        t.slots.len() - t.free.len()
     }
 }
 
@@ -63,6 +114,8 @@ pub struct DeliveryContext {
     pub cluster: String,
     /// 0.8's ByteArrayPartitioner, when the producer file names it.
     pub partitioner: Option<ByteArrayPartitioner>,
+    /// What each in-flight record's delivery report must settle.
+    pub slots: DeliverySlots,
 }
 
 impl ClientContext for DeliveryContext {
@@ -133,9 +186,15 @@ fn payload_len(msg: &impl Message) -> usize {
 }
 
 impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
-    type DeliveryOpaque = Box<Delivery>;
+    type DeliveryOpaque = usize;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, d: Self::DeliveryOpaque) {
+    fn delivery(&self, result: &DeliveryResult<'_>, slot: usize) {
+        let Some(d) = self.slots.take(slot) else {
+            // Every record sent holds a slot until this report: a report
+            // without one would be a bug, and must not settle anything.
+            error!("delivery report for an unknown record (slot {slot}); its offset stays uncommitted");
+            return;
+        };
         match result {
             Ok(msg) => {
                 d.ack.done();
@@ -211,12 +270,16 @@ pub fn spawn_worker(
 
 fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
     let size = rec.size();
-    let MirrorRecord { topic, partition, key, value, headers, timestamp, ack, stats } = rec;
-    let mut record: BaseRecord<'_, [u8], [u8], Box<Delivery>> = BaseRecord::with_opaque_to(&topic, Box::new(Delivery { ack, stats, timestamp }));
-    if let Some(k) = key.as_deref() {
+    let MirrorRecord { topic, partition, source, headers, timestamp, ack, stats } = rec;
+    let ctx = producer.context();
+    let slot = ctx.slots.put(Delivery { ack, stats, timestamp });
+    let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&topic, slot);
+    // librdkafka copies key and value into its send buffer here: the one
+    // copy a record's bytes go through.
+    if let Some(k) = source.key() {
         record = record.key(k);
     }
-    if let Some(v) = value.as_deref() {
+    if let Some(v) = source.value() {
         record = record.payload(v);
     }
     if let Some(h) = headers {
@@ -237,6 +300,7 @@ fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
                 // drain deadline the record is abandoned unacknowledged, so
                 // its offset is never committed.
                 if shutdown.deadline_passed() {
+                    ctx.slots.take(slot);
                     shutdown.drain_timed_out();
                     return;
                 }
@@ -244,11 +308,44 @@ fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
                 thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_millis(20));
             }
-            Err((err, back)) => {
-                let ctx = producer.context();
-                ctx.permanent_failure(&back.delivery_opaque, &topic, size, &err);
+            Err((err, _)) => {
+                if let Some(d) = ctx.slots.take(slot) {
+                    ctx.permanent_failure(&d, &topic, size, &err);
+                }
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offsets::OffsetTracker;
+
+    fn delivery(tracker: &Arc<OffsetTracker>, offset: i64) -> Delivery {
+        let tp = (Arc::from("t"), 0);
+        Delivery { ack: tracker.register(&tp, offset), stats: Arc::new(Metrics::default()).topic(0, "t"), timestamp: None }
+    }
+
+    #[test]
+    fn delivery_slots_are_reused_and_taken_once() {
+        let slots = DeliverySlots::default();
+        let tracker = OffsetTracker::new();
+        let a = slots.put(delivery(&tracker, 0));
+        let b = slots.put(delivery(&tracker, 1));
+        assert_ne!(a, b);
+        assert_eq!(slots.in_use(), 2);
+        assert_eq!(slots.take(a).map(|d| d.ack.offset), Some(0));
+        // A second report for the same slot settles nothing.
+        assert!(slots.take(a).is_none());
+        assert!(slots.take(99).is_none());
+        // The freed slot is used again: the table grows only with what is in flight.
+        let c = slots.put(delivery(&tracker, 2));
+        assert_eq!(c, a);
+        assert_eq!(slots.in_use(), 2);
+        assert_eq!(slots.take(b).map(|d| d.ack.offset), Some(1));
+        assert_eq!(slots.take(c).map(|d| d.ack.offset), Some(2));
+        assert_eq!(slots.in_use(), 0);
     }
 }
