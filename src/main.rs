@@ -35,33 +35,7 @@ fn init_logging(log_file: Option<&Arc<LogFile>>) {
         .init();
 }
 
-/// glibc gives each thread that allocates its own malloc arena, up to
-/// eight per core, and librdkafka runs a dozen threads that allocate: each
-/// arena keeps freed fetch and send buffers of its own. Over interleaved
-/// runs of a 100 B mirror, two arenas gave a median peak RSS of 64-82 MiB
-/// against 107 MiB with eight, at the same CPU; one arena cost about half
-/// again the CPU in lock contention. `MALLOC_ARENA_MAX` in the environment
-/// still wins.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn limit_malloc_arenas() {
-    const M_ARENA_MAX: std::os::raw::c_int = -8;
-    extern "C" {
-        fn mallopt(param: std::os::raw::c_int, value: std::os::raw::c_int) -> std::os::raw::c_int;
-    }
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only adjusts allocator tuning; called before any
-        // other thread exists.
-        unsafe {
-            mallopt(M_ARENA_MAX, 2);
-        }
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn limit_malloc_arenas() {}
-
 fn main() {
-    limit_malloc_arenas();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let invocation = match cli::parse(&args) {
         Ok(i) => i,
