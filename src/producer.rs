@@ -31,7 +31,7 @@ use crate::throttle::Throttle;
 pub struct MirrorRecord {
     pub topic: Arc<str>,
     pub partition: Option<i32>,
-    /// Key and value, still in the source consumer's fetch buffer.
+    /// Key and value, copied out of the source's fetch buffer.
     pub source: SourceMessage,
     pub headers: Option<OwnedHeaders>,
     pub timestamp: Option<i64>,
@@ -274,8 +274,7 @@ fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
     let ctx = producer.context();
     let slot = ctx.slots.put(Delivery { ack, stats, timestamp });
     let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&topic, slot);
-    // librdkafka copies key and value into its send buffer here: the one
-    // copy a record's bytes go through.
+    // librdkafka copies key and value into its send buffer here.
     if let Some(k) = source.key() {
         record = record.key(k);
     }
