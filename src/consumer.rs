@@ -457,15 +457,13 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
         Some(p) => Some(p.stamp(detached)),
         None => detached,
     };
-    let partition = spec.handler.target_partition(msg.partition());
-    // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
-    let timestamp = msg.timestamp().to_millis().filter(|t| *t >= 0);
     let rec = MirrorRecord {
         topic: r.target.clone(),
-        partition,
+        partition: spec.handler.target_partition(msg.partition()),
         source: SourceMessage::copy_of(msg),
         headers,
-        timestamp,
+        // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
+        timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
         ack,
         stats: r.stats.clone(),
     };
@@ -476,11 +474,9 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
     let worker = route(spec.senders.len(), r, tp.1);
     let mut pending = ctx.pending.lock().unwrap();
     // A partition with records held back queues behind them, keeping order.
-    if !pending.is_empty() {
-        if let Some(q) = pending.get_mut(&tp) {
-            q.push_back((worker, rec));
-            return;
-        }
+    if let Some(q) = pending.get_mut(&tp) {
+        q.push_back((worker, rec));
+        return;
     }
     match spec.senders[worker].try_send(rec) {
         Ok(()) => Metrics::add(&ctx.metrics.channel_in, 1),

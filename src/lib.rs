@@ -3,7 +3,7 @@
 //!
 //! Room map: [`cli`] options; [`config`] properties files and their
 //! translation; [`filter`] topic selection; [`handler`] target topic and
-//! partition; [`consumer`] source streams; [`source_message`] a record handed over uncopied; [`producer`] target workers;
+//! partition; [`consumer`] source streams; [`source_message`] a record's key and value on their way to a worker; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`fxhash`] the hot-path maps' hash; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
