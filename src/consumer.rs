@@ -5,17 +5,17 @@
 //! applies the MM1 filter itself and subscribes to the exact list, so new
 //! topics are picked up without a restart. Records of one source partition
 //! always go to the same worker, so per-partition (and per-key) order holds.
-//! When a worker's channel is full the stream keeps the record, pauses that
-//! partition and keeps polling, so it stays in the group; it resumes when
-//! there is room. On revocation the stream waits (bounded) for the revoked
-//! partitions' records to be acknowledged, commits them, then lets go.
+//! Records reach the workers in batches (see `handoff`): when a worker's
+//! channel is full the stream holds the batch, pauses its partitions and
+//! keeps polling, so it stays in the group; it resumes them when there is
+//! room. On revocation the stream takes back what it never sent, waits
+//! (bounded) for the revoked partitions' records to be acknowledged,
+//! commits them, then lets go.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Sender, TrySendError};
 use log::{debug, error, info, warn};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::{BorrowedMessage, Message};
@@ -23,22 +23,20 @@ use rdkafka::producer::Producer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
+use crate::batch::RecordMeta;
 use crate::filter::TopicFilter;
 use crate::fxhash::{self, FxHashMap};
 use crate::handler::Handler;
 use crate::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::offsets::{OffsetTracker, Tp};
-use crate::producer::{MirrorRecord, TargetProducer};
-use crate::source_message::SourceMessage;
+use crate::handoff::{Outbox, Outcome};
+use crate::producer::TargetProducer;
 use crate::provenance::Provenance;
 use crate::topics::TopicSync;
 use crate::shutdown::{exit, Shutdown};
 
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
-
-/// Records held back because their worker's channel was full, per partition.
-type Pending = FxHashMap<Tp, VecDeque<(usize, MirrorRecord)>>;
 
 /// What the rebalance callbacks need; lives inside the consumer.
 pub struct StreamContext {
@@ -49,7 +47,9 @@ pub struct StreamContext {
     /// its whole log, which is what a restart would read again.
     pub lag_from_log_start: bool,
     pub tracker: Arc<OffsetTracker>,
-    pub pending: Mutex<Pending>,
+    /// The channels to the workers, with what is not sent yet; here because
+    /// revocation (a callback) takes back records of revoked partitions.
+    pub outbox: Mutex<Outbox>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
     /// The source cluster and its file, for messages.
@@ -105,15 +105,9 @@ impl ConsumerContext for StreamContext {
             let tps = tps_of(list);
             // Records never handed to a worker are simply not sent; the
             // next owner reads them again from the committed offset.
-            {
-                let mut pending = self.pending.lock().unwrap();
-                for tp in &tps {
-                    if let Some(q) = pending.remove(tp) {
-                        if let Some((_, first)) = q.front() {
-                            self.tracker.abandon(tp, first.ack.offset);
-                        }
-                    }
-                }
+            let unsent = self.outbox.lock().unwrap().take_back(Some(&tps));
+            for (tp, first) in &unsent {
+                self.tracker.abandon(tp, *first);
             }
             if consumer.assignment_lost() {
                 warn!("[{}] assignment lost; nothing is committed for {} partitions", self.name, tps.len());
@@ -213,7 +207,6 @@ pub struct StreamSpec {
     pub source_index: usize,
     pub filter: Arc<TopicFilter>,
     pub handler: Arc<Handler>,
-    pub senders: Vec<Sender<MirrorRecord>>,
     pub commit_interval: Duration,
     pub refresh_interval: Duration,
     /// For partition-preserving: a client of the target for partition counts.
@@ -246,7 +239,6 @@ struct Stream {
     consumer: SourceConsumer,
     subscribed: Vec<String>,
     routes: FxHashMap<String, TopicRoute>,
-    paused: Vec<Tp>,
     last_commit: Instant,
     last_refresh: Option<Instant>,
 }
@@ -260,7 +252,6 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 consumer,
                 subscribed: Vec::new(),
                 routes: FxHashMap::default(),
-                paused: Vec::new(),
                 last_commit: Instant::now(),
                 last_refresh: None,
             };
@@ -281,15 +272,15 @@ impl Stream {
             if self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
                 self.refresh_subscription();
             }
-            let has_pending = self.flush_pending();
-            let timeout = if has_pending { Duration::from_millis(5) } else { Duration::from_millis(100) };
+            let held = self.retry_held();
+            let timeout = if held { Duration::from_millis(5) } else { Duration::from_millis(100) };
             // Once records flow, take what librdkafka already holds without
             // waiting, up to a batch, before looking at the clocks again:
             // per-record timer checks and pending-queue flushes showed in profiles.
             let mut wait = timeout;
             for _ in 0..BATCH {
                 match self.consumer.poll(wait) {
-                    Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &mut self.paused, &msg),
+                    Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &msg),
                     Some(Err(e)) => {
                         match crate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
                             Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
@@ -301,6 +292,8 @@ impl Stream {
                 }
                 wait = Duration::ZERO;
             }
+            let outcome = self.consumer.context().outbox.lock().unwrap().ship_all();
+            apply(&self.consumer, &self.spec.name, outcome);
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
                 commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, None);
@@ -310,20 +303,17 @@ impl Stream {
     }
 
     /// Stop: drop what was never handed over, wait for acks, commit, leave.
-    fn finish(mut self) {
+    fn finish(self) {
         let name = self.spec.name.clone();
         info!("[{name}] Shutting down consumer thread.");
         {
+            // Dropping our senders lets the workers finish once every stream is done.
             let ctx = self.consumer.context();
-            let mut pending = ctx.pending.lock().unwrap();
-            for (tp, q) in pending.drain() {
-                if let Some((_, first)) = q.front() {
-                    ctx.tracker.abandon(&tp, first.ack.offset);
-                }
+            let unsent = ctx.outbox.lock().unwrap().close();
+            for (tp, first) in &unsent {
+                ctx.tracker.abandon(tp, *first);
             }
         }
-        // Dropping our senders lets the workers finish once every stream is done.
-        self.spec.senders.clear();
         // Polls from here on (to serve rebalances) must not fetch anything new.
         if let Ok(assigned) = self.consumer.assignment() {
             let _ = self.consumer.pause(&assigned);
@@ -422,7 +412,7 @@ fn route(workers: usize, r: &TopicRoute, partition: i32) -> usize {
     (fxhash::hash_one(&(r.route_hash, partition)) % workers as u64) as usize
 }
 
-fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<String, TopicRoute>, paused: &mut Vec<Tp>, msg: &BorrowedMessage<'_>) {
+fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<String, TopicRoute>, msg: &BorrowedMessage<'_>) {
     let ctx = consumer.context();
     let topic = msg.topic();
     let r = match routes.get(topic) {
@@ -457,10 +447,11 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
         Some(p) => Some(p.stamp(detached)),
         None => detached,
     };
-    let rec = MirrorRecord {
+    let (key, value) = (msg.key(), msg.payload());
+    let size = (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len)) as u64;
+    let meta = RecordMeta {
         topic: r.target.clone(),
         partition: spec.handler.target_partition(msg.partition()),
-        source: SourceMessage::copy_of(msg),
         headers,
         // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
         timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
@@ -468,87 +459,58 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
         stats: r.stats.clone(),
     };
     Metrics::add(&ctx.metrics.consumed, 1);
-    Metrics::add(&ctx.metrics.consumed_bytes, rec.size() as u64);
+    Metrics::add(&ctx.metrics.consumed_bytes, size);
     Metrics::add(&r.stats.consumed, 1);
-    Metrics::add(&r.stats.consumed_bytes, rec.size() as u64);
-    let worker = route(spec.senders.len(), r, tp.1);
-    let mut pending = ctx.pending.lock().unwrap();
-    // A partition with records held back queues behind them, keeping order.
-    if let Some(q) = pending.get_mut(&tp) {
-        q.push_back((worker, rec));
-        return;
-    }
-    match spec.senders[worker].try_send(rec) {
-        Ok(()) => Metrics::add(&ctx.metrics.channel_in, 1),
-        Err(TrySendError::Full(rec)) => {
-            pending.entry(tp.clone()).or_default().push_back((worker, rec));
-            drop(pending);
-            let mut list = TopicPartitionList::new();
+    Metrics::add(&r.stats.consumed_bytes, size);
+    let mut outbox = ctx.outbox.lock().unwrap();
+    let worker = route(outbox.workers(), r, tp.1);
+    let outcome = outbox.push(worker, meta, key, value);
+    drop(outbox);
+    apply(consumer, &spec.name, outcome);
+}
+
+/// Pauses the partitions of held batches; stops the mirror if the workers are gone.
+fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
+    if !outcome.pause.is_empty() {
+        let mut list = TopicPartitionList::new();
+        for tp in &outcome.pause {
             list.add_partition(&tp.0, tp.1);
-            match consumer.pause(&list) {
-                Ok(()) => paused.push(tp),
-                Err(e) => debug!("[{}] pause {}-{} failed: {e}", spec.name, tp.0, tp.1),
-            }
         }
-        Err(TrySendError::Disconnected(_)) => {
-            ctx.shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+        if let Err(e) = consumer.pause(&list) {
+            debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
         }
+    }
+    if outcome.disconnected {
+        consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
     }
 }
 
 impl Stream {
-    /// Hands held-back records to their workers in order; resumes drained
-    /// partitions. Returns whether anything is still held back.
-    fn flush_pending(&mut self) -> bool {
+    /// Sends held batches where there is room; resumes the partitions of
+    /// workers with nothing held any more. Returns whether anything is
+    /// still held.
+    fn retry_held(&mut self) -> bool {
         let ctx = self.consumer.context();
-        let mut pending = ctx.pending.lock().unwrap();
-        if pending.is_empty() {
-            drop(pending);
-            self.resume_drained();
+        let mut outbox = ctx.outbox.lock().unwrap();
+        if !outbox.has_held() {
             return false;
         }
-        let mut emptied = Vec::new();
-        for (tp, q) in pending.iter_mut() {
-            while let Some((worker, rec)) = q.pop_front() {
-                match self.spec.senders[worker].try_send(rec) {
-                    Ok(()) => Metrics::add(&ctx.metrics.channel_in, 1),
-                    Err(TrySendError::Full(rec)) | Err(TrySendError::Disconnected(rec)) => {
-                        q.push_front((worker, rec));
-                        break;
-                    }
-                }
+        let (resume, disconnected) = outbox.retry_held();
+        let left = outbox.has_held();
+        drop(outbox);
+        if disconnected {
+            ctx.shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+        }
+        if !resume.is_empty() {
+            let mut list = TopicPartitionList::new();
+            for tp in &resume {
+                list.add_partition(&tp.0, tp.1);
             }
-            if q.is_empty() {
-                emptied.push(tp.clone());
+            if let Err(e) = self.consumer.resume(&list) {
+                debug!("[{}] resume failed: {e}", self.spec.name);
             }
         }
-        for tp in &emptied {
-            pending.remove(tp);
-        }
-        let left = !pending.is_empty();
-        drop(pending);
-        self.resume_drained();
         left
-    }
-
-    fn resume_drained(&mut self) {
-        if self.paused.is_empty() {
-            return;
-        }
-        let pending = self.consumer.context().pending.lock().unwrap();
-        let (resume, keep): (Vec<Tp>, Vec<Tp>) = self.paused.drain(..).partition(|tp| !pending.contains_key(tp));
-        drop(pending);
-        self.paused = keep;
-        if resume.is_empty() {
-            return;
-        }
-        let mut list = TopicPartitionList::new();
-        for tp in &resume {
-            list.add_partition(&tp.0, tp.1);
-        }
-        if let Err(e) = self.consumer.resume(&list) {
-            debug!("[{}] resume failed: {e}", self.spec.name);
-        }
     }
 }
 

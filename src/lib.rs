@@ -3,7 +3,7 @@
 //!
 //! Room map: [`cli`] options; [`config`] properties files and their
 //! translation; [`filter`] topic selection; [`handler`] target topic and
-//! partition; [`consumer`] source streams; [`source_message`] a record's key and value on their way to a worker; [`producer`] target workers;
+//! partition; [`consumer`] source streams; [`handoff`] their side of the channels; [`batch`] what crosses them; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`fxhash`] the hot-path maps' hash; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
@@ -11,6 +11,7 @@
 //! [`throttle`] rate limits; [`security`] TLS and SASL keys, [`jaas`] the `sasl.jaas.config` parser;
 //! [`zookeeper`] broker lookup for 0.8 consumer files; [`check`] `--check-config`.
 
+pub mod batch;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod endpoint;
 pub mod filter;
 pub mod fxhash;
 pub mod handler;
+pub mod handoff;
 pub mod jaas;
 pub mod logfile;
 pub mod metrics;
@@ -31,7 +33,6 @@ pub mod producer;
 pub mod provenance;
 pub mod security;
 pub mod shutdown;
-pub mod source_message;
 pub mod throttle;
 pub mod topics;
 pub mod zookeeper;

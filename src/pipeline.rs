@@ -7,10 +7,9 @@
 //! before the first record is read is a [`StartError`] (exit 1).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::bounded;
 use log::{error, info, warn};
 use rdkafka::producer::Producer;
 
@@ -19,6 +18,7 @@ use crate::config::{self, ClientSettings, Role};
 use crate::consumer::{self, StreamContext, StreamSpec};
 use crate::filter::TopicFilter;
 use crate::handler::Handler;
+use crate::handoff::{batch_records, lane, Outbox, WAIT_FOR_ROOM};
 use crate::logfile::LogFile;
 use crate::metrics::Metrics;
 use crate::offsets::OffsetTracker;
@@ -148,7 +148,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
-        channels.push(bounded(opts.queue_size));
+        channels.push(lane(opts.queue_size));
     }
     let mut target_id = cluster_id(producers[0].client());
     if target_id.is_none() {
@@ -203,7 +203,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 source_index: si,
                 lag_from_log_start: source.settings.get("auto.offset.reset") == Some("earliest"),
                 tracker: OffsetTracker::new(),
-                pending: Default::default(),
+                outbox: Mutex::new(Outbox::new(senders.clone(), batch_records(opts.queue_size), WAIT_FOR_ROOM, metrics.clone())),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
                 cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),
@@ -263,7 +263,6 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 source_index: si,
                 filter: source.filter.clone(),
                 handler: plan.handler.clone(),
-                senders: senders.clone(),
                 commit_interval: plan.commit_interval,
                 refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
                 target_meta: target_meta.clone(),

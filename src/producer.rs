@@ -1,5 +1,5 @@
 //! Producer workers: each owns one librdkafka producer to the target and
-//! drains one bounded channel.
+//! drains one bounded channel of batches (see `batch`).
 //!
 //! A full local queue makes the worker wait and retry, never drop. Delivery
 //! reports come back on the producer's polling thread and settle the
@@ -12,34 +12,19 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use crossbeam_channel::Receiver;
 use log::{error, info, warn};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Message, OwnedHeaders};
+use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::partitioner::ByteArrayPartitioner;
+use crate::batch::MirrorRecord;
+use crate::handoff::LaneRx;
 use crate::shutdown::{exit, Shutdown};
-use crate::source_message::SourceMessage;
 use crate::throttle::Throttle;
-
-/// One source record on its way to the target.
-#[derive(Debug)]
-pub struct MirrorRecord {
-    pub topic: Arc<str>,
-    pub partition: Option<i32>,
-    /// Key and value, copied out of the source's fetch buffer.
-    pub source: SourceMessage,
-    pub headers: Option<OwnedHeaders>,
-    pub timestamp: Option<i64>,
-    /// The source coordinates and where to report the outcome.
-    pub ack: AckHandle,
-    /// The source topic's counters.
-    pub stats: Arc<TopicMetrics>,
-}
 
 /// What a delivery report needs of its record: where to settle the
 /// offset, what to count, and when the record was written at the source.
@@ -47,12 +32,6 @@ pub struct Delivery {
     pub ack: AckHandle,
     pub stats: Arc<TopicMetrics>,
     pub timestamp: Option<i64>,
-}
-
-impl MirrorRecord {
-    pub fn size(&self) -> usize {
-        self.source.size()
-    }
 }
 
 /// The deliveries a worker's producer has in flight, in reusable slots.
@@ -232,7 +211,7 @@ pub fn create(config: &ClientConfig, ctx: DeliveryContext) -> Result<TargetProdu
 pub fn spawn_worker(
     index: usize,
     producer: TargetProducer,
-    rx: Receiver<MirrorRecord>,
+    rx: LaneRx,
     shutdown: Arc<Shutdown>,
     throttle: Option<Arc<Throttle>>,
 ) -> thread::JoinHandle<()> {
@@ -240,17 +219,20 @@ pub fn spawn_worker(
         .name(format!("mirrormaker-producer-{index}"))
         .spawn(move || {
             let metrics = producer.context().metrics.clone();
-            for rec in rx.iter() {
-                Metrics::add(&metrics.channel_out, 1);
-                // Waiting here fills the channel, which pauses the source: backpressure, no drops.
-                if let Some(t) = &throttle {
-                    if !t.take(rec.size(), || shutdown.deadline_passed()) {
-                        // Past the drain deadline: never sent, never acknowledged, so never committed.
-                        shutdown.drain_timed_out();
-                        continue;
+            for batch in rx.iter() {
+                Metrics::add(&metrics.channel_out, batch.len() as u64);
+                let (records, bytes) = batch.into_parts();
+                for rec in records {
+                    // Waiting here fills the channel, which pauses the source: backpressure, no drops.
+                    if let Some(t) = &throttle {
+                        if !t.take(rec.size(), || shutdown.deadline_passed()) {
+                            // Past the drain deadline: never sent, never acknowledged, so never committed.
+                            shutdown.drain_timed_out();
+                            continue;
+                        }
                     }
+                    send(&producer, &bytes, rec, &shutdown);
                 }
-                send(&producer, rec, &shutdown);
             }
             let left = producer.in_flight_count();
             if left > 0 {
@@ -268,17 +250,19 @@ pub fn spawn_worker(
         .expect("spawn producer worker")
 }
 
-fn send(producer: &TargetProducer, rec: MirrorRecord, shutdown: &Shutdown) {
+/// Sends one record whose key and value are in `bytes`, its batch's buffer.
+fn send(producer: &TargetProducer, bytes: &[u8], rec: MirrorRecord, shutdown: &Shutdown) {
     let size = rec.size();
-    let MirrorRecord { topic, partition, source, headers, timestamp, ack, stats } = rec;
+    let (key, value) = (rec.key(bytes), rec.value(bytes));
+    let MirrorRecord { topic, partition, headers, timestamp, ack, stats, .. } = rec;
     let ctx = producer.context();
     let slot = ctx.slots.put(Delivery { ack, stats, timestamp });
     let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&topic, slot);
     // librdkafka copies key and value into its send buffer here.
-    if let Some(k) = source.key() {
+    if let Some(k) = key {
         record = record.key(k);
     }
-    if let Some(v) = source.value() {
+    if let Some(v) = value {
         record = record.payload(v);
     }
     if let Some(h) = headers {
