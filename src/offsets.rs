@@ -59,6 +59,19 @@ impl PartitionState {
     }
 }
 
+/// Where `offset` is among a partition's tracked offsets. Offsets are
+/// usually consecutive, so its distance from the first is its place; where
+/// compaction or transaction markers left gaps, a binary search finds it
+/// (the search alone was 1.5% of the instructions per 100 B record).
+fn position(in_flight: &VecDeque<(i64, State)>, offset: i64) -> Option<usize> {
+    let first = in_flight.front()?.0;
+    let guess = usize::try_from(offset.checked_sub(first)?).ok()?;
+    if in_flight.get(guess).is_some_and(|(o, _)| *o == offset) {
+        return Some(guess);
+    }
+    in_flight.binary_search_by_key(&offset, |(o, _)| *o).ok()
+}
+
 /// The tracker of one consumer stream: the partitions its consumer owns.
 #[derive(Debug, Default)]
 pub struct OffsetTracker {
@@ -117,7 +130,7 @@ impl OffsetTracker {
         if st.epoch != epoch {
             return;
         }
-        if let Ok(i) = st.in_flight.binary_search_by_key(&offset, |(o, _)| *o) {
+        if let Some(i) = position(&st.in_flight, offset) {
             if st.in_flight[i].1 == State::Sending {
                 st.sending -= 1;
             }
@@ -220,6 +233,18 @@ mod tests {
 
     fn tp(t: &str, p: i32) -> Tp {
         (Arc::from(t), p)
+    }
+
+    #[test]
+    fn offsets_are_found_with_and_without_gaps() {
+        let q: VecDeque<(i64, State)> = [10, 11, 12, 15, 16, 20].iter().map(|o| (*o, State::Sending)).collect();
+        for (i, (o, _)) in q.iter().enumerate() {
+            assert_eq!(position(&q, *o), Some(i), "offset {o}");
+        }
+        for missing in [9, 13, 14, 17, 21, -1, i64::MAX] {
+            assert_eq!(position(&q, missing), None, "offset {missing}");
+        }
+        assert_eq!(position(&VecDeque::new(), 10), None);
     }
 
     #[test]
