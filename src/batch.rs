@@ -32,7 +32,11 @@ pub const MAX_BYTES: usize = 1 << 20;
 pub struct MirrorRecord {
     pub topic: Arc<str>,
     pub partition: Option<i32>,
+    /// The source record's headers (with the provenance header appended).
     pub headers: Option<OwnedHeaders>,
+    /// The provenance header's value, for a record without headers of its
+    /// own: librdkafka builds the header list itself then (see `producer`).
+    pub stamp: Option<Arc<str>>,
     pub timestamp: Option<i64>,
     /// The source coordinates and where to report the outcome.
     pub ack: AckHandle,
@@ -51,6 +55,7 @@ pub struct RecordMeta {
     pub topic: Arc<str>,
     pub partition: Option<i32>,
     pub headers: Option<OwnedHeaders>,
+    pub stamp: Option<Arc<str>>,
     pub timestamp: Option<i64>,
     pub ack: AckHandle,
     pub stats: Arc<TopicMetrics>,
@@ -96,11 +101,12 @@ impl Batch {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key.unwrap_or_default());
         self.bytes.extend_from_slice(value.unwrap_or_default());
-        let RecordMeta { topic, partition, headers, timestamp, ack, stats } = meta;
+        let RecordMeta { topic, partition, headers, stamp, timestamp, ack, stats } = meta;
         let rec = MirrorRecord {
             topic,
             partition,
             headers,
+            stamp,
             timestamp,
             ack,
             stats,
@@ -153,6 +159,7 @@ mod tests {
             topic: Arc::from("t"),
             partition: None,
             headers: None,
+            stamp: None,
             timestamp: None,
             ack: tracker.register(&tp, offset),
             stats: Arc::new(Metrics::default()).topic(0, "t"),

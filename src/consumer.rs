@@ -232,6 +232,8 @@ struct TopicRoute {
     stats: Arc<TopicMetrics>,
     /// Hash of (source, topic), from which each partition's worker follows.
     route_hash: u64,
+    /// The provenance header's value (the source cluster id), when stamped.
+    stamp: Option<Arc<str>>,
 }
 
 struct Stream {
@@ -421,7 +423,8 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
             let target: Arc<str> = Arc::from(spec.handler.target_topic(topic).as_ref());
             let stats = ctx.metrics.topic(spec.source_index, topic);
             let route_hash = fxhash::hash_one(&(spec.source_index, topic));
-            routes.entry(topic.to_string()).or_insert(TopicRoute { source: Arc::from(topic), target, stats, route_hash })
+            let stamp = spec.provenance.as_ref().map(|p| Arc::from(p.source_id.as_str()));
+            routes.entry(topic.to_string()).or_insert(TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp })
         }
     };
     let tp: Tp = (r.source.clone(), msg.partition());
@@ -442,10 +445,13 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
             return;
         }
     }
-    let detached = source_headers.map(|h| h.detach());
-    let headers = match &spec.provenance {
-        Some(p) => Some(p.stamp(detached)),
-        None => detached,
+    // A record without headers of its own only gets the provenance
+    // header: the worker hands librdkafka its name and value, and the
+    // header list is built once, by librdkafka, instead of here and there.
+    let (headers, stamp) = match (source_headers, &spec.provenance) {
+        (Some(h), Some(p)) => (Some(p.stamp(Some(h.detach()))), None),
+        (Some(h), None) => (Some(h.detach()), None),
+        (None, _) => (None, r.stamp.clone()),
     };
     let (key, value) = (msg.key(), msg.payload());
     let size = (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len)) as u64;
@@ -453,6 +459,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
         topic: r.target.clone(),
         partition: spec.handler.target_partition(msg.partition()),
         headers,
+        stamp,
         // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
         timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
         ack,

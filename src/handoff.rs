@@ -335,6 +335,7 @@ mod tests {
                 topic: Arc::from("t"),
                 partition: None,
                 headers: None,
+                stamp: None,
                 timestamp: None,
                 ack: self.tracker.register(&tp(p), offset),
                 stats: self.metrics.topic(0, "t"),

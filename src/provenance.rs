@@ -14,6 +14,8 @@ use rdkafka::message::{Header, Headers, OwnedHeaders};
 
 /// The header's name (`--provenance.header=false` turns it off).
 pub const HEADER: &str = "mirror-maker.source-cluster";
+/// The same, as librdkafka takes it.
+pub const HEADER_C: &std::ffi::CStr = c"mirror-maker.source-cluster";
 
 /// The two cluster ids a stream stamps and compares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,9 +34,14 @@ impl Provenance {
 
     /// The record's headers plus ours.
     pub fn stamp(&self, headers: Option<OwnedHeaders>) -> OwnedHeaders {
-        let h = headers.unwrap_or_else(|| OwnedHeaders::new_with_capacity(1));
-        h.insert(Header { key: HEADER, value: Some(self.source_id.as_bytes()) })
+        stamped(headers, &self.source_id)
     }
+}
+
+/// `headers` with a provenance header of value `source_id` appended.
+pub fn stamped(headers: Option<OwnedHeaders>, source_id: &str) -> OwnedHeaders {
+    let h = headers.unwrap_or_else(|| OwnedHeaders::new_with_capacity(1));
+    h.insert(Header { key: HEADER, value: Some(source_id.as_bytes()) })
 }
 
 #[cfg(test)]
@@ -47,6 +54,11 @@ mod tests {
 
     fn list(h: &OwnedHeaders) -> Vec<(String, Option<Vec<u8>>)> {
         h.iter().map(|x| (x.key.to_string(), x.value.map(<[u8]>::to_vec))).collect()
+    }
+
+    #[test]
+    fn the_c_name_is_the_name() {
+        assert_eq!(HEADER_C.to_str(), Ok(HEADER));
     }
 
     #[test]
