@@ -102,7 +102,7 @@ fn sample_java_producer() {
             ("message.max.bytes", "1048576"),
             ("partitioner", "murmur2_random"),
             ("queue.buffering.max.kbytes", "65536"),
-            ("queue.buffering.max.messages", "2147483647"),
+            ("queue.buffering.max.messages", "10000"),
             ("reconnect.backoff.max.ms", "1000"),
             ("reconnect.backoff.ms", "50"),
             ("retries", "2147483647"),
