@@ -3,8 +3,9 @@
 //! The stream fills one open batch per worker while it polls and sends the
 //! batches when they are full and at the end of each turn of its loop. A
 //! full channel is waited on briefly ([`WAIT_FOR_ROOM`]); a batch it still
-//! refuses is held, in order, and the partitions in it are paused, so the stream keeps polling (and stays in its group) without
-//! reading more; records for a worker with held batches queue behind them,
+//! refuses is held, in order, and the partitions in it are paused, so the
+//! stream keeps polling (and stays in its group) without reading more;
+//! records for a worker with held batches queue behind them,
 //! which keeps every partition in order (a partition always goes to the same
 //! worker). When a worker's held batches are all sent, its partitions are
 //! resumed. On revocation or shutdown, records never sent are taken back and
@@ -50,9 +51,9 @@ pub fn batch_records(queue_size: usize) -> usize {
     queue_size.clamp(1, MAX_RECORDS)
 }
 
-/// A worker's channel, bounded in records, not batches: `--queue.size`
-/// records (plus at most one batch, so a batch always fits an empty
-/// channel). Counting batches instead made a channel of small batches, as a
+/// A worker's channel, bounded in records, not batches: at most
+/// `--queue.size` records (an empty channel takes any one batch, so a
+/// batch larger than the bound is never stuck). Counting batches instead made a channel of small batches, as a
 /// stream that outpaces its fetches sends, fill after a few hundred records:
 /// the source was paused and fetched again far more often.
 pub fn lane(queue_size: usize) -> (LaneTx, LaneRx) {
@@ -275,6 +276,11 @@ impl Outbox {
         (resume, disconnected)
     }
 
+    /// The partitions paused now because of held batches.
+    pub fn paused(&self) -> Vec<Tp> {
+        self.paused.iter().flatten().cloned().collect()
+    }
+
     /// Whether any batch is waiting for room in a channel.
     pub fn has_held(&self) -> bool {
         self.held.iter().any(|q| !q.is_empty())
@@ -415,6 +421,7 @@ mod tests {
         o.push(0, f.meta(0, 2), None, Some(b"d"));
         assert_eq!(o.ship_all(), Outcome { pause: vec![tp(0)], disconnected: false });
         assert!(o.has_held());
+        assert_eq!(o.paused(), vec![tp(0)]);
         // A record that still arrives queues behind the held batch, even
         // though the channel has room by the time it is shipped.
         o.push(0, f.meta(1, 1), None, Some(b"e"));
@@ -425,6 +432,7 @@ mod tests {
         assert_eq!(drain(&rx).iter().map(|r| r.2.clone()).collect::<Vec<_>>(), vec![b"c".to_vec(), b"d".to_vec()]);
         assert_eq!(o.retry_held(), (vec![tp(0), tp(1)], false));
         assert!(!o.has_held());
+        assert!(o.paused().is_empty());
         assert_eq!(drain(&rx).iter().map(|r| r.2.clone()).collect::<Vec<_>>(), vec![b"e".to_vec()]);
         assert_eq!(Metrics::get(&f.metrics.channel_in), 5);
     }
