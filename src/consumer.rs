@@ -38,6 +38,12 @@ use crate::shutdown::{exit, Shutdown};
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
 
+/// How often a stream asks the source for the end offsets of partitions it
+/// has paused: librdkafka learns a partition's end only from its fetches,
+/// so while the target is away the lag figure would freeze at what it was
+/// when the partitions were paused, just when it matters most.
+const PAUSED_ENDS_EVERY: Duration = Duration::from_secs(2);
+
 /// What the rebalance callbacks need; lives inside the consumer.
 pub struct StreamContext {
     pub name: String,
@@ -50,6 +56,9 @@ pub struct StreamContext {
     /// The channels to the workers, with what is not sent yet; here because
     /// revocation (a callback) takes back records of revoked partitions.
     pub outbox: Mutex<Outbox>,
+    /// End offsets of paused partitions, asked of the source (see
+    /// [`PAUSED_ENDS_EVERY`]), by topic and partition.
+    pub paused_ends: Mutex<FxHashMap<(String, i32), i64>>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
     /// The source cluster and its file, for messages.
@@ -78,18 +87,26 @@ impl ClientContext for StreamContext {
         // list partitions this stream does not own (desired=false), and -1
         // for the unassigned-partition queue.
         let mut partitions = Vec::new();
+        let paused_ends = self.paused_ends.lock().unwrap();
         for (name, t) in &stats.topics {
             for p in t.partitions.values().filter(|p| p.desired && p.partition >= 0) {
-                let lag = if p.consumer_lag >= 0 {
+                // A paused partition's end, as last asked of the source, where
+                // it is newer than what librdkafka last fetched.
+                let end = paused_ends.get(&(name.clone(), p.partition)).copied().filter(|e| *e > p.hi_offset);
+                let hi = end.unwrap_or(p.hi_offset);
+                let lag = if let Some(end) = end.filter(|e| p.committed_offset >= 0 && *e >= p.committed_offset) {
+                    (end - p.committed_offset).max(p.consumer_lag)
+                } else if p.consumer_lag >= 0 {
                     p.consumer_lag
-                } else if self.lag_from_log_start && p.lo_offset >= 0 && p.hi_offset >= p.lo_offset {
-                    p.hi_offset - p.lo_offset
+                } else if self.lag_from_log_start && p.lo_offset >= 0 && hi >= p.lo_offset {
+                    hi - p.lo_offset
                 } else {
                     continue;
                 };
                 partitions.push((name.clone(), p.partition, lag));
             }
         }
+        drop(paused_ends);
         self.metrics.lag.lock().unwrap().insert(self.name.clone(), StreamLag { source: self.source_index, partitions });
     }
 }
@@ -242,6 +259,7 @@ struct Stream {
     subscribed: Vec<String>,
     routes: FxHashMap<String, TopicRoute>,
     last_commit: Instant,
+    last_paused_ends: Option<Instant>,
     last_refresh: Option<Instant>,
 }
 
@@ -255,6 +273,7 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 subscribed: Vec::new(),
                 routes: FxHashMap::default(),
                 last_commit: Instant::now(),
+                last_paused_ends: None,
                 last_refresh: None,
             };
             info!("[{0}] Starting mirror maker thread {0}", s.spec.name);
@@ -275,6 +294,7 @@ impl Stream {
                 self.refresh_subscription();
             }
             let held = self.retry_held();
+            self.refresh_paused_ends(held);
             let timeout = if held { Duration::from_millis(5) } else { Duration::from_millis(100) };
             // Once records flow, take what librdkafka already holds without
             // waiting, up to a batch, before looking at the clocks again:
@@ -493,6 +513,40 @@ fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
 }
 
 impl Stream {
+    /// Asks the source for the ends of the partitions paused now, every
+    /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
+    fn refresh_paused_ends(&mut self, held: bool) {
+        let ctx = self.consumer.context();
+        if !held {
+            if self.last_paused_ends.take().is_some() {
+                ctx.paused_ends.lock().unwrap().clear();
+            }
+            return;
+        }
+        if self.last_paused_ends.is_some_and(|t| t.elapsed() < PAUSED_ENDS_EVERY) {
+            return;
+        }
+        self.last_paused_ends = Some(Instant::now());
+        let paused = ctx.outbox.lock().unwrap().paused();
+        let mut list = TopicPartitionList::new();
+        for tp in &paused {
+            // The offset field carries the timestamp asked for: latest.
+            let _ = list.add_partition_offset(&tp.0, tp.1, Offset::End);
+        }
+        match self.consumer.offsets_for_times(list, Duration::from_secs(2)) {
+            Ok(ends) => {
+                let mut map = ctx.paused_ends.lock().unwrap();
+                map.clear();
+                for e in ends.elements() {
+                    if let (Offset::Offset(end), None) = (e.offset(), e.error().err()) {
+                        map.insert((e.topic().to_string(), e.partition()), end);
+                    }
+                }
+            }
+            Err(e) => debug!("[{}] cannot read the ends of paused partitions: {e}", self.spec.name),
+        }
+    }
+
     /// Sends held batches where there is room; resumes the partitions of
     /// workers with nothing held any more. Returns whether anything is
     /// still held.

@@ -204,6 +204,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 lag_from_log_start: source.settings.get("auto.offset.reset") == Some("earliest"),
                 tracker: OffsetTracker::new(),
                 outbox: Mutex::new(Outbox::new(senders.clone(), batch_records(opts.queue_size), WAIT_FOR_ROOM, metrics.clone())),
+                paused_ends: Default::default(),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
                 cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),
