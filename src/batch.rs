@@ -30,6 +30,18 @@ pub const MAX_BYTES: usize = 1 << 20;
 /// the batch's buffer.
 #[derive(Debug)]
 pub struct MirrorRecord {
+    pub meta: RecordMeta,
+    /// Where the key starts in the batch's buffer; the value follows it.
+    start: usize,
+    /// None for a record without a key.
+    key_len: Option<usize>,
+    /// None for a tombstone (a record without a value), which must stay one.
+    value_len: Option<usize>,
+}
+
+/// Everything about a record but its key and value.
+#[derive(Debug)]
+pub struct RecordMeta {
     pub topic: Arc<str>,
     pub partition: Option<i32>,
     /// The source record's headers (with the provenance header appended).
@@ -41,23 +53,6 @@ pub struct MirrorRecord {
     /// The source coordinates and where to report the outcome.
     pub ack: AckHandle,
     /// The source topic's counters.
-    pub stats: Arc<TopicMetrics>,
-    /// Where the key starts in the batch's buffer; the value follows it.
-    start: usize,
-    /// None for a record without a key.
-    key_len: Option<usize>,
-    /// None for a tombstone (a record without a value), which must stay one.
-    value_len: Option<usize>,
-}
-
-/// The fields of a record other than its key and value.
-pub struct RecordMeta {
-    pub topic: Arc<str>,
-    pub partition: Option<i32>,
-    pub headers: Option<OwnedHeaders>,
-    pub stamp: Option<Arc<str>>,
-    pub timestamp: Option<i64>,
-    pub ack: AckHandle,
     pub stats: Arc<TopicMetrics>,
 }
 
@@ -101,19 +96,7 @@ impl Batch {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key.unwrap_or_default());
         self.bytes.extend_from_slice(value.unwrap_or_default());
-        let RecordMeta { topic, partition, headers, stamp, timestamp, ack, stats } = meta;
-        let rec = MirrorRecord {
-            topic,
-            partition,
-            headers,
-            stamp,
-            timestamp,
-            ack,
-            stats,
-            start,
-            key_len: key.map(<[u8]>::len),
-            value_len: value.map(<[u8]>::len),
-        };
+        let rec = MirrorRecord { meta, start, key_len: key.map(<[u8]>::len), value_len: value.map(<[u8]>::len) };
         let size = rec.size();
         self.records.push(rec);
         size
@@ -147,6 +130,20 @@ impl Batch {
     }
 }
 
+/// A record of topic `t`, registered with `tracker`, for tests.
+#[cfg(test)]
+pub fn test_meta(tracker: &Arc<crate::offsets::OffsetTracker>, metrics: &crate::metrics::Metrics, partition: i32, offset: i64) -> RecordMeta {
+    RecordMeta {
+        topic: Arc::from("t"),
+        partition: None,
+        headers: None,
+        stamp: None,
+        timestamp: None,
+        ack: tracker.register(&(Arc::from("t"), partition), offset),
+        stats: metrics.topic(0, "t"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,16 +151,7 @@ mod tests {
     use crate::offsets::OffsetTracker;
 
     fn meta(tracker: &Arc<OffsetTracker>, offset: i64) -> RecordMeta {
-        let tp = (Arc::from("t"), 0);
-        RecordMeta {
-            topic: Arc::from("t"),
-            partition: None,
-            headers: None,
-            stamp: None,
-            timestamp: None,
-            ack: tracker.register(&tp, offset),
-            stats: Arc::new(Metrics::default()).topic(0, "t"),
-        }
+        test_meta(tracker, &Metrics::default(), 0, offset)
     }
 
     #[test]
@@ -185,7 +173,7 @@ mod tests {
         let (records, bytes) = b.into_parts();
         assert_eq!(records.len(), cases.len());
         for (rec, (k, v)) in records.iter().zip(cases) {
-            assert_eq!((rec.key(&bytes), rec.value(&bytes)), (k, v), "record at offset {}", rec.ack.offset);
+            assert_eq!((rec.key(&bytes), rec.value(&bytes)), (k, v), "record at offset {}", rec.meta.ack.offset);
         }
     }
 
@@ -215,7 +203,7 @@ mod tests {
         for (o, v) in [&b"aa"[..], b"bbb", b"c"].into_iter().enumerate() {
             b.push(meta(&tracker, o as i64), Some(b"k"), Some(v));
         }
-        b.retain(|r| r.ack.offset != 1);
+        b.retain(|r| r.meta.ack.offset != 1);
         let (records, bytes) = b.into_parts();
         let values: Vec<_> = records.iter().map(|r| r.value(&bytes).unwrap().to_vec()).collect();
         assert_eq!(values, vec![b"aa".to_vec(), b"c".to_vec()]);

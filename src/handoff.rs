@@ -231,7 +231,7 @@ impl Outbox {
         let mut pause = Vec::new();
         let mut last: Option<&Tp> = None;
         for r in batch.records() {
-            let tp = &r.ack.tp;
+            let tp = &r.meta.ack.tp;
             if last == Some(tp) {
                 continue;
             }
@@ -297,11 +297,11 @@ impl Outbox {
             // the first record met is each partition's lowest offset.
             for batch in self.held[w].iter_mut().chain(std::iter::once(&mut self.open[w])) {
                 batch.retain(|r| {
-                    if !chosen(&r.ack.tp) {
+                    if !chosen(&r.meta.ack.tp) {
                         return true;
                     }
-                    if !first.iter().any(|(tp, _)| *tp == r.ack.tp) {
-                        first.push((r.ack.tp.clone(), r.ack.offset));
+                    if !first.iter().any(|(tp, _)| *tp == r.meta.ack.tp) {
+                        first.push((r.meta.ack.tp.clone(), r.meta.ack.offset));
                     }
                     false
                 });
@@ -337,15 +337,7 @@ mod tests {
         }
 
         fn meta(&self, p: i32, offset: i64) -> RecordMeta {
-            RecordMeta {
-                topic: Arc::from("t"),
-                partition: None,
-                headers: None,
-                stamp: None,
-                timestamp: None,
-                ack: self.tracker.register(&tp(p), offset),
-                stats: self.metrics.topic(0, "t"),
-            }
+            crate::batch::test_meta(&self.tracker, &self.metrics, p, offset)
         }
     }
 
@@ -359,7 +351,7 @@ mod tests {
         while let Ok(b) = rx.rx.try_recv() {
             rx.received(b.len());
             let (records, bytes) = b.into_parts();
-            out.extend(records.iter().map(|r| (r.ack.tp.1, r.ack.offset, r.value(&bytes).unwrap().to_vec())));
+            out.extend(records.iter().map(|r| (r.meta.ack.tp.1, r.meta.ack.offset, r.value(&bytes).unwrap().to_vec())));
         }
         out
     }
@@ -501,7 +493,7 @@ mod tests {
             while rx.room.waiting.load(Ordering::SeqCst) == 0 {
                 std::thread::yield_now();
             }
-            let got: Vec<i64> = rx.iter().take(2).map(|b| b.records()[0].ack.offset).collect();
+            let got: Vec<i64> = rx.iter().take(2).map(|b| b.records()[0].meta.ack.offset).collect();
             done_tx.send(got).unwrap();
         });
         let started = Instant::now();

@@ -8,7 +8,7 @@
 //! or is skipped, logged and counted (skip mode). With `--throttle.*`, a
 //! worker takes its tokens before each send (see `throttle`).
 
-use std::ffi::{c_void, CString};
+use std::ffi::{c_int, c_void, CString};
 use std::ptr;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -25,7 +25,7 @@ use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::partitioner::ByteArrayPartitioner;
 use crate::provenance::HEADER_C;
-use crate::batch::MirrorRecord;
+use crate::batch::{MirrorRecord, RecordMeta};
 use crate::fxhash::FxHashMap;
 use crate::handoff::LaneRx;
 use crate::shutdown::{exit, Shutdown};
@@ -264,7 +264,7 @@ pub fn spawn_worker(
 /// string allocated and freed, and a topic lookup under the client's
 /// write lock inside librdkafka (5% of the instructions per 100 B record
 /// in callgrind). A record without headers of its own is produced here
-/// straight through `rd_kafka_producev` with the cached handle instead,
+/// straight through `rd_kafka_produceva` with the cached handle instead,
 /// with the same flags rust-rdkafka uses (a copy of key and value, the
 /// same delivery opaque); one with headers goes through rust-rdkafka,
 /// which owns the header list's handover.
@@ -307,12 +307,9 @@ impl Drop for TopicHandles {
     }
 }
 
-fn ptr_len(bytes: Option<&[u8]>) -> (*mut c_void, usize) {
-    bytes.map_or((ptr::null_mut(), 0), |b| (b.as_ptr() as *mut c_void, b.len()))
-}
-
 /// Produces one record through a cached topic handle; librdkafka copies
 /// key and value (and builds the provenance header from `stamp`).
+#[allow(clippy::too_many_arguments)]
 fn produce_direct(
     rk: *mut RDKafka,
     rkt: *mut RDKafkaTopic,
@@ -324,66 +321,46 @@ fn produce_direct(
     stamp: Option<&str>,
 ) -> Result<(), KafkaError> {
     use bindings::rd_kafka_vtype_t::*;
-    let (key_ptr, key_len) = ptr_len(key);
-    let (value_ptr, value_len) = ptr_len(value);
-    let partition = partition.unwrap_or(-1);
-    let timestamp = timestamp.unwrap_or(0);
-    let opaque = slot as *mut c_void;
+    use bindings::rd_kafka_vu_s__bindgen_ty_1 as U;
+    let vu = |vtype, u| bindings::rd_kafka_vu_t { vtype, u };
+    let mem = |b: Option<&[u8]>| {
+        let (ptr, size) = b.map_or((ptr::null_mut(), 0), |b| (b.as_ptr() as *mut c_void, b.len()));
+        U { mem: bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_1 { ptr, size } }
+    };
+    let mut vus = [
+        vu(RD_KAFKA_VTYPE_RKT, U { rkt }),
+        vu(RD_KAFKA_VTYPE_PARTITION, U { i32_: partition.unwrap_or(-1) }),
+        vu(RD_KAFKA_VTYPE_MSGFLAGS, U { i: bindings::RD_KAFKA_MSG_F_COPY as c_int }),
+        vu(RD_KAFKA_VTYPE_VALUE, mem(value)),
+        vu(RD_KAFKA_VTYPE_KEY, mem(key)),
+        vu(RD_KAFKA_VTYPE_OPAQUE, U { ptr: slot as *mut c_void }),
+        // 0: librdkafka stamps the time of sending.
+        vu(RD_KAFKA_VTYPE_TIMESTAMP, U { i64_: timestamp.unwrap_or(0) }),
+        // Room for the provenance header; not passed without one.
+        vu(RD_KAFKA_VTYPE_END, U { ptr: ptr::null_mut() }),
+    ];
+    let mut count = vus.len() - 1;
+    if let Some(id) = stamp {
+        let header = bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_2 {
+            name: HEADER_C.as_ptr(),
+            val: id.as_ptr() as *const c_void,
+            size: id.len() as isize,
+        };
+        vus[count] = vu(RD_KAFKA_VTYPE_HEADER, U { header });
+        count += 1;
+    }
     // SAFETY: rk and rkt are alive (see TopicHandles); the pointers and
     // lengths describe live slices, copied before the call returns
-    // (RD_KAFKA_MSG_F_COPY); the header name is NUL-terminated.
-    let err = unsafe {
-        match stamp {
-            Some(id) => bindings::rd_kafka_producev(
-                rk,
-                RD_KAFKA_VTYPE_RKT,
-                rkt,
-                RD_KAFKA_VTYPE_PARTITION,
-                partition,
-                RD_KAFKA_VTYPE_MSGFLAGS,
-                bindings::RD_KAFKA_MSG_F_COPY,
-                RD_KAFKA_VTYPE_VALUE,
-                value_ptr,
-                value_len,
-                RD_KAFKA_VTYPE_KEY,
-                key_ptr,
-                key_len,
-                RD_KAFKA_VTYPE_OPAQUE,
-                opaque,
-                RD_KAFKA_VTYPE_TIMESTAMP,
-                timestamp,
-                RD_KAFKA_VTYPE_HEADER,
-                HEADER_C.as_ptr(),
-                id.as_ptr() as *const c_void,
-                id.len() as isize,
-                RD_KAFKA_VTYPE_END,
-            ),
-            None => bindings::rd_kafka_producev(
-                rk,
-                RD_KAFKA_VTYPE_RKT,
-                rkt,
-                RD_KAFKA_VTYPE_PARTITION,
-                partition,
-                RD_KAFKA_VTYPE_MSGFLAGS,
-                bindings::RD_KAFKA_MSG_F_COPY,
-                RD_KAFKA_VTYPE_VALUE,
-                value_ptr,
-                value_len,
-                RD_KAFKA_VTYPE_KEY,
-                key_ptr,
-                key_len,
-                RD_KAFKA_VTYPE_OPAQUE,
-                opaque,
-                RD_KAFKA_VTYPE_TIMESTAMP,
-                timestamp,
-                RD_KAFKA_VTYPE_END,
-            ),
+    // (RD_KAFKA_MSG_F_COPY); the header name is NUL-terminated. A returned
+    // error is ours to free.
+    unsafe {
+        let error = bindings::rd_kafka_produceva(rk, vus.as_ptr(), count);
+        if error.is_null() {
+            return Ok(());
         }
-    };
-    if err == bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-        Ok(())
-    } else {
-        Err(KafkaError::MessageProduction(err.into()))
+        let code = bindings::rd_kafka_error_code(error);
+        bindings::rd_kafka_error_destroy(error);
+        Err(KafkaError::MessageProduction(code.into()))
     }
 }
 
@@ -391,7 +368,7 @@ fn produce_direct(
 fn send(producer: &TargetProducer, topics: &mut TopicHandles, bytes: &[u8], rec: MirrorRecord, shutdown: &Shutdown) {
     let size = rec.size();
     let (key, value) = (rec.key(bytes), rec.value(bytes));
-    let MirrorRecord { topic, partition, headers, stamp, timestamp, ack, stats, .. } = rec;
+    let RecordMeta { topic, partition, headers, stamp, timestamp, ack, stats } = rec.meta;
     let ctx = producer.context();
     let slot = ctx.slots.put(Delivery { ack, stats, timestamp });
     let direct = if headers.is_none() { topics.get(&topic) } else { None };
