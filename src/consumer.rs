@@ -94,8 +94,9 @@ impl ClientContext for StreamContext {
                 // it is newer than what librdkafka last fetched.
                 let end = paused_ends.get(&(name.clone(), p.partition)).copied().filter(|e| *e > p.hi_offset);
                 let hi = end.unwrap_or(p.hi_offset);
+                // Past librdkafka's own end, so above its consumer_lag too.
                 let lag = if let Some(end) = end.filter(|e| p.committed_offset >= 0 && *e >= p.committed_offset) {
-                    (end - p.committed_offset).max(p.consumer_lag)
+                    end - p.committed_offset
                 } else if p.consumer_lag >= 0 {
                     p.consumer_lag
                 } else if self.lag_from_log_start && p.lo_offset >= 0 && hi >= p.lo_offset {
@@ -496,15 +497,25 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<S
     apply(consumer, &spec.name, outcome);
 }
 
-/// Pauses the partitions of held batches; stops the mirror if the workers are gone.
+fn list_of(tps: &[Tp]) -> TopicPartitionList {
+    let mut list = TopicPartitionList::new();
+    for tp in tps {
+        list.add_partition(&tp.0, tp.1);
+    }
+    list
+}
+
+/// Pauses the partitions of held batches, resumes those of workers with
+/// nothing held any more; stops the mirror if the workers are gone.
 fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
     if !outcome.pause.is_empty() {
-        let mut list = TopicPartitionList::new();
-        for tp in &outcome.pause {
-            list.add_partition(&tp.0, tp.1);
-        }
-        if let Err(e) = consumer.pause(&list) {
+        if let Err(e) = consumer.pause(&list_of(&outcome.pause)) {
             debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
+        }
+    }
+    if !outcome.resume.is_empty() {
+        if let Err(e) = consumer.resume(&list_of(&outcome.resume)) {
+            debug!("[{name}] resuming {} partitions failed: {e}", outcome.resume.len());
         }
     }
     if outcome.disconnected {
@@ -551,26 +562,14 @@ impl Stream {
     /// workers with nothing held any more. Returns whether anything is
     /// still held.
     fn retry_held(&mut self) -> bool {
-        let ctx = self.consumer.context();
-        let mut outbox = ctx.outbox.lock().unwrap();
+        let mut outbox = self.consumer.context().outbox.lock().unwrap();
         if !outbox.has_held() {
             return false;
         }
-        let (resume, disconnected) = outbox.retry_held();
+        let outcome = outbox.retry_held();
         let left = outbox.has_held();
         drop(outbox);
-        if disconnected {
-            ctx.shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
-        }
-        if !resume.is_empty() {
-            let mut list = TopicPartitionList::new();
-            for tp in &resume {
-                list.add_partition(&tp.0, tp.1);
-            }
-            if let Err(e) = self.consumer.resume(&list) {
-                debug!("[{}] resume failed: {e}", self.spec.name);
-            }
-        }
+        apply(&self.consumer, &self.spec.name, outcome);
         left
     }
 }

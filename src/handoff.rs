@@ -22,17 +22,19 @@ use crate::batch::{Batch, RecordMeta, MAX_BYTES, MAX_RECORDS};
 use crate::metrics::Metrics;
 use crate::offsets::Tp;
 
-/// What the stream must do after a hand-off: pause these partitions, or
-/// stop because the workers are gone.
+/// What the stream must do after a hand-off: pause or resume these
+/// partitions, or stop because the workers are gone.
 #[derive(Debug, Default, PartialEq)]
 pub struct Outcome {
     pub pause: Vec<Tp>,
+    pub resume: Vec<Tp>,
     pub disconnected: bool,
 }
 
 impl Outcome {
     fn add(&mut self, other: Outcome) {
         self.pause.extend(other.pause);
+        self.resume.extend(other.resume);
         self.disconnected |= other.disconnected;
     }
 }
@@ -53,9 +55,10 @@ pub fn batch_records(queue_size: usize) -> usize {
 
 /// A worker's channel, bounded in records, not batches: at most
 /// `--queue.size` records (an empty channel takes any one batch, so a
-/// batch larger than the bound is never stuck). Counting batches instead made a channel of small batches, as a
-/// stream that outpaces its fetches sends, fill after a few hundred records:
-/// the source was paused and fetched again far more often.
+/// batch larger than the bound is never stuck). Counting batches instead
+/// made a channel of small batches, as a stream that outpaces its fetches
+/// sends, fill after a few hundred records: the source was paused and
+/// fetched again far more often.
 pub fn lane(queue_size: usize) -> (LaneTx, LaneRx) {
     let (tx, rx) = bounded(queue_size.max(1));
     let room = Arc::new(Room::default());
@@ -242,19 +245,16 @@ impl Outbox {
             }
         }
         self.held[w].push_back(batch);
-        Outcome { pause, disconnected: false }
+        Outcome { pause, ..Outcome::default() }
     }
 
-    /// Sends held batches where there is room now. Returns the partitions
-    /// to resume (their worker has nothing held any more) and whether the
-    /// workers are gone.
-    pub fn retry_held(&mut self) -> (Vec<Tp>, bool) {
-        let (mut resume, mut disconnected) = (Vec::new(), false);
+    /// Sends held batches where there is room now; the outcome resumes the
+    /// partitions of workers with nothing held any more.
+    pub fn retry_held(&mut self) -> Outcome {
+        let mut outcome = Outcome::default();
         for w in 0..self.held.len() {
+            // Never empty: take_back drops the batches it empties.
             while let Some(batch) = self.held[w].pop_front() {
-                if batch.is_empty() {
-                    continue;
-                }
                 let n = batch.len() as u64;
                 match self.senders[w].try_send(batch) {
                     Ok(()) => Metrics::add(&self.metrics.channel_in, n),
@@ -264,16 +264,16 @@ impl Outbox {
                     }
                     Err(TrySendError::Disconnected(batch)) => {
                         self.held[w].push_front(batch);
-                        disconnected = true;
+                        outcome.disconnected = true;
                         break;
                     }
                 }
             }
             if self.held[w].is_empty() {
-                resume.append(&mut self.paused[w]);
+                outcome.resume.append(&mut self.paused[w]);
             }
         }
-        (resume, disconnected)
+        outcome
     }
 
     /// The partitions paused now because of held batches.
@@ -411,18 +411,18 @@ mod tests {
         // The channel is full now: the next batch is held and its partitions paused.
         o.push(0, f.meta(0, 1), None, Some(b"c"));
         o.push(0, f.meta(0, 2), None, Some(b"d"));
-        assert_eq!(o.ship_all(), Outcome { pause: vec![tp(0)], disconnected: false });
+        assert_eq!(o.ship_all(), Outcome { pause: vec![tp(0)], ..Outcome::default() });
         assert!(o.has_held());
         assert_eq!(o.paused(), vec![tp(0)]);
         // A record that still arrives queues behind the held batch, even
         // though the channel has room by the time it is shipped.
         o.push(0, f.meta(1, 1), None, Some(b"e"));
         assert_eq!(drain(&rx).len(), 2);
-        assert_eq!(o.ship_all(), Outcome { pause: vec![tp(1)], disconnected: false });
-        assert_eq!(o.retry_held(), (vec![], false), "room for two records: only the first held batch went");
+        assert_eq!(o.ship_all(), Outcome { pause: vec![tp(1)], ..Outcome::default() });
+        assert_eq!(o.retry_held(), Outcome::default(), "room for two records: only the first held batch went");
         assert!(o.has_held());
         assert_eq!(drain(&rx).iter().map(|r| r.2.clone()).collect::<Vec<_>>(), vec![b"c".to_vec(), b"d".to_vec()]);
-        assert_eq!(o.retry_held(), (vec![tp(0), tp(1)], false));
+        assert_eq!(o.retry_held(), Outcome { resume: vec![tp(0), tp(1)], ..Outcome::default() });
         assert!(!o.has_held());
         assert!(o.paused().is_empty());
         assert_eq!(drain(&rx).iter().map(|r| r.2.clone()).collect::<Vec<_>>(), vec![b"e".to_vec()]);
@@ -443,7 +443,7 @@ mod tests {
         assert_eq!(o.ship_all().pause, vec![tp(0)]);
         assert_eq!(drain(&rx1).len(), 1);
         assert_eq!(drain(&rx0).len(), 1);
-        assert_eq!(o.retry_held().0, vec![tp(0)]);
+        assert_eq!(o.retry_held().resume, vec![tp(0)]);
         assert_eq!(drain(&rx0)[0].2, b"b");
     }
 
@@ -464,7 +464,7 @@ mod tests {
         let mut got = drain(&rx);
         let mut resumed = Vec::new();
         while o.has_held() {
-            resumed.extend(o.retry_held().0);
+            resumed.extend(o.retry_held().resume);
             got.extend(drain(&rx));
         }
         let got: Vec<_> = got.iter().map(|r| (r.0, r.1)).collect();
