@@ -86,9 +86,10 @@ impl Batch {
     }
 
     /// Whether a record of `size` bytes still fits in a batch of at most
-    /// `max_records` (an empty batch always takes one, however large).
-    pub fn fits(&self, size: usize, max_records: usize) -> bool {
-        self.records.is_empty() || (self.records.len() < max_records && self.bytes.len() + size <= MAX_BYTES)
+    /// `max_records` records and `max_bytes` bytes (an empty batch always
+    /// takes one, however large).
+    pub fn fits(&self, size: usize, max_records: usize, max_bytes: usize) -> bool {
+        self.records.is_empty() || (self.records.len() < max_records && self.bytes.len() + size <= max_bytes)
     }
 
     /// Copies the key and value in; returns the record's size.
@@ -181,18 +182,19 @@ mod tests {
     fn a_batch_closes_at_its_record_or_byte_limit_but_always_takes_one() {
         let tracker = OffsetTracker::new();
         let mut b = Batch::with_capacity(0);
-        assert!(b.fits(MAX_BYTES * 3, MAX_RECORDS), "an empty batch takes a record of any size");
+        assert!(b.fits(MAX_BYTES * 3, MAX_RECORDS, MAX_BYTES), "an empty batch takes a record of any size");
         let big = vec![7u8; MAX_BYTES - 10];
         b.push(meta(&tracker, 0), None, Some(&big));
-        assert!(b.fits(10, MAX_RECORDS));
-        assert!(!b.fits(11, MAX_RECORDS));
+        assert!(b.fits(10, MAX_RECORDS, MAX_BYTES));
+        assert!(!b.fits(11, MAX_RECORDS, MAX_BYTES));
         let mut small = Batch::with_capacity(0);
         for o in 0..MAX_RECORDS {
-            assert!(small.fits(1, MAX_RECORDS));
+            assert!(small.fits(1, MAX_RECORDS, MAX_BYTES));
             small.push(meta(&tracker, 1 + o as i64), Some(b"k"), None);
         }
-        assert!(!small.fits(0, MAX_RECORDS));
-        assert!(!small.fits(0, 3), "a smaller --queue.size makes smaller batches");
+        assert!(!small.fits(0, MAX_RECORDS, MAX_BYTES));
+        assert!(!small.fits(0, 3, MAX_BYTES), "a smaller --queue.size makes smaller batches");
+        assert!(!b.fits(0, MAX_RECORDS, 100), "a smaller --queue.byte.size makes smaller batches");
         assert_eq!(small.len(), MAX_RECORDS);
     }
 

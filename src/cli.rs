@@ -31,6 +31,7 @@ const LONG_OPTIONS: &[(&str, bool)] = &[
     ("num.streams", true),
     ("num.producers", true),
     ("queue.size", true),
+    ("queue.byte.size", true),
     ("offset.commit.interval.ms", true),
     ("abort.on.send.failure", true),
     ("message.handler", true),
@@ -69,6 +70,8 @@ pub struct Options {
     pub num_streams: usize,
     pub num_producers: usize,
     pub queue_size: usize,
+    /// Bytes (keys and values) buffered per producer worker, beside `queue_size`.
+    pub queue_byte_size: usize,
     /// `None` when not given on the command line, so a properties file's
     /// auto-commit interval may stand in for it.
     pub offset_commit_interval_ms: Option<u64>,
@@ -105,6 +108,7 @@ impl Options {
             num_streams: 1,
             num_producers: 1,
             queue_size: 10_000,
+            queue_byte_size: DEFAULT_QUEUE_BYTE_SIZE,
             offset_commit_interval_ms: None,
             abort_on_send_failure: true,
             handler: HandlerSpec { name: "identity".into(), args: None },
@@ -171,6 +175,11 @@ pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
 pub const DEFAULT_TOPIC_REFRESH_INTERVAL_MS: u64 = 30_000;
 pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
 pub const DEFAULT_STATS_INTERVAL_MS: u64 = 30_000;
+/// Chosen by measurement: at 1 KiB, 10,000 records per worker (10 MiB)
+/// held a fifth of the mirror's memory and made it no faster than 2 MiB
+/// (see README Performance); it also bounds the channel with large records,
+/// where a record count alone let memory grow with the record size.
+pub const DEFAULT_QUEUE_BYTE_SIZE: usize = 2 << 20;
 
 /// A built-in message handler and its argument string.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,6 +235,7 @@ fn command() -> Command {
         .arg(value("num.streams", "Consumer threads per source cluster, each with its own consumer in the group. Default 1.").value_name("N"))
         .arg(value("num.producers", "Producer workers writing to the target, each with its own producer. Default 1.").value_name("N"))
         .arg(value("queue.size", "Records buffered per producer worker before consumers pause (backpressure). Default 10000.").value_name("N"))
+        .arg(value("queue.byte.size", "Bytes of keys and values buffered per producer worker before consumers pause, beside --queue.size (whichever binds first). Default 2097152 (2 MiB).").value_name("BYTES"))
         .arg(value("offset.commit.interval.ms", "How often acknowledged offsets are committed to the source. Default 60000.").value_name("MS"))
         .arg(value("abort.on.send.failure", "true: a record the target rejects for good stops the mirror (exit 255); false: it is skipped, logged and counted. Default true.").value_name("BOOL"))
         .arg(value("message.handler", "Built-in handler: identity (default), topic-rename, topic-prefix, partition-preserving.").value_name("NAME"))
@@ -392,6 +402,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let num_streams = positive(&m, "num.streams", 1)?;
     let num_producers = positive(&m, "num.producers", 1)?;
     let queue_size = positive(&m, "queue.size", 10_000)?;
+    let queue_byte_size = positive(&m, "queue.byte.size", DEFAULT_QUEUE_BYTE_SIZE)?;
     let offset_commit_interval_ms = optional_ms(&m, "offset.commit.interval.ms")?;
     let topic_refresh_interval_ms = optional_ms(&m, "topic.refresh.interval.ms")?.unwrap_or(DEFAULT_TOPIC_REFRESH_INTERVAL_MS);
     if topic_refresh_interval_ms == 0 {
@@ -425,6 +436,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         num_streams,
         num_producers,
         queue_size,
+        queue_byte_size,
         offset_commit_interval_ms,
         abort_on_send_failure,
         handler,
@@ -638,12 +650,13 @@ mod tests {
 
     #[test]
     fn numbers_are_validated() {
-        for (opt, bad) in [("--num.streams", "0"), ("--num.producers", "x"), ("--queue.size", "-1")] {
+        for (opt, bad) in [("--num.streams", "0"), ("--num.producers", "x"), ("--queue.size", "-1"), ("--queue.byte.size", "0")] {
             let e = parse(&with(&["--whitelist", "x", opt, bad])).unwrap_err();
             assert!(e.0.contains(opt), "{opt}: {e}");
         }
-        let o = run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--offset.commit.interval.ms", "250"]);
-        assert_eq!((o.num_producers, o.queue_size, o.offset_commit_interval_ms), (4, 7, Some(250)));
+        let o = run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--queue.byte.size", "65536", "--offset.commit.interval.ms", "250"]);
+        assert_eq!((o.num_producers, o.queue_size, o.queue_byte_size, o.offset_commit_interval_ms), (4, 7, 65536, Some(250)));
+        assert_eq!(run_with(&["--whitelist", "x"]).queue_byte_size, DEFAULT_QUEUE_BYTE_SIZE);
         let e = parse(&with(&["--whitelist", "x", "--offset.commit.interval.ms", "soon"])).unwrap_err();
         assert!(e.0.contains("--offset.commit.interval.ms"), "{e}");
     }

@@ -48,28 +48,49 @@ impl Outcome {
 /// own heartbeats meanwhile.
 pub const WAIT_FOR_ROOM: Duration = Duration::from_millis(100);
 
-/// Records per batch for `--queue.size` records per worker.
-pub fn batch_records(queue_size: usize) -> usize {
-    queue_size.clamp(1, MAX_RECORDS)
+/// A channel's capacity: `--queue.size` records and `--queue.byte.size`
+/// bytes of keys and values, whichever binds first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    pub records: usize,
+    pub bytes: usize,
 }
 
-/// A worker's channel, bounded in records, not batches: at most
-/// `--queue.size` records (an empty channel takes any one batch, so a
-/// batch larger than the bound is never stuck). Counting batches instead
-/// made a channel of small batches, as a stream that outpaces its fetches
-/// sends, fill after a few hundred records: the source was paused and
-/// fetched again far more often.
-pub fn lane(queue_size: usize) -> (LaneTx, LaneRx) {
-    let (tx, rx) = bounded(queue_size.max(1));
+impl Bound {
+    /// Bounded in records only (tests).
+    #[cfg(test)]
+    pub fn records(records: usize) -> Bound {
+        Bound { records, bytes: usize::MAX }
+    }
+
+    /// The largest batch for a channel of this bound: [`MAX_RECORDS`] and
+    /// [`MAX_BYTES`], or the channel's own bound where it is smaller.
+    pub fn batch(self) -> Bound {
+        Bound { records: self.records.clamp(1, MAX_RECORDS), bytes: self.bytes.clamp(1, MAX_BYTES) }
+    }
+}
+
+/// A worker's channel, bounded in records and bytes, not batches (an empty
+/// channel takes any one batch, so a batch larger than the bound is never
+/// stuck). Counting batches instead made a channel of small batches, as a
+/// stream that outpaces its fetches sends, fill after a few hundred
+/// records: the source was paused and fetched again far more often.
+/// Counting records alone let memory grow with the record size.
+pub fn lane(bound: Bound) -> (LaneTx, LaneRx) {
+    let bound = Bound { records: bound.records.max(1), bytes: bound.bytes.max(1) };
+    let (tx, rx) = bounded(bound.records);
     let room = Arc::new(Room::default());
-    (LaneTx { tx, room: room.clone(), limit: queue_size.max(1) }, LaneRx { rx, room })
+    (LaneTx { tx, room: room.clone(), bound }, LaneRx { rx, room })
 }
 
-/// A channel's fill in records, and a wake-up for streams waiting on it.
+/// A channel's fill in records and bytes, and a wake-up for streams
+/// waiting on it.
 #[derive(Default)]
 struct Room {
     /// Records sent and not yet received.
     queued: AtomicUsize,
+    /// Their bytes of keys and values.
+    queued_bytes: AtomicUsize,
     /// Streams waiting for room; the worker only takes the lock to wake
     /// them when there are any.
     waiting: AtomicUsize,
@@ -82,23 +103,26 @@ struct Room {
 pub struct LaneTx {
     tx: Sender<Batch>,
     room: Arc<Room>,
-    limit: usize,
+    bound: Bound,
 }
 
 impl LaneTx {
-    fn full_for(&self, n: usize) -> bool {
+    fn full_for(&self, batch: &Batch) -> bool {
         let queued = self.room.queued.load(Ordering::SeqCst);
-        queued > 0 && queued + n > self.limit
+        let bytes = self.room.queued_bytes.load(Ordering::SeqCst);
+        queued > 0 && (queued + batch.len() > self.bound.records || bytes + batch.byte_len() > self.bound.bytes)
     }
 
     fn try_send(&self, batch: Batch) -> Result<(), TrySendError<Batch>> {
-        if self.full_for(batch.len()) {
+        if self.full_for(&batch) {
             return Err(TrySendError::Full(batch));
         }
-        let n = batch.len();
+        let (n, bytes) = (batch.len(), batch.byte_len());
         self.room.queued.fetch_add(n, Ordering::SeqCst);
+        self.room.queued_bytes.fetch_add(bytes, Ordering::SeqCst);
         self.tx.try_send(batch).inspect_err(|_| {
             self.room.queued.fetch_sub(n, Ordering::SeqCst);
+            self.room.queued_bytes.fetch_sub(bytes, Ordering::SeqCst);
         })
     }
 
@@ -113,7 +137,7 @@ impl LaneTx {
         let mut guard = self.room.lock.lock().unwrap_or_else(|e| e.into_inner());
         // Checked after announcing the wait, under the lock the worker takes
         // to wake us: either we see its room or it sees us waiting.
-        while self.full_for(batch.len()) {
+        while self.full_for(&batch) {
             let now = Instant::now();
             if now >= until {
                 break;
@@ -135,11 +159,12 @@ pub struct LaneRx {
 impl LaneRx {
     /// Batches as they come, until every stream has let go.
     pub fn iter(&self) -> impl Iterator<Item = Batch> + '_ {
-        self.rx.iter().inspect(|b| self.received(b.len()))
+        self.rx.iter().inspect(|b| self.received(b))
     }
 
-    fn received(&self, n: usize) {
-        self.room.queued.fetch_sub(n, Ordering::SeqCst);
+    fn received(&self, batch: &Batch) {
+        self.room.queued.fetch_sub(batch.len(), Ordering::SeqCst);
+        self.room.queued_bytes.fetch_sub(batch.byte_len(), Ordering::SeqCst);
         if self.room.waiting.load(Ordering::SeqCst) > 0 {
             let _guard = self.room.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.room.freed.notify_all();
@@ -158,16 +183,16 @@ pub struct Outbox {
     /// Bytes of each worker's last batch: the next buffer starts that large,
     /// so it rarely grows (and copies) while it fills.
     last_bytes: Vec<usize>,
-    max_records: usize,
+    /// The largest batch ([`Bound::batch`]).
+    max: Bound,
     /// [`WAIT_FOR_ROOM`] (zero in tests that want a full channel to refuse at once).
     wait_for_room: Duration,
     metrics: Arc<Metrics>,
 }
 
 impl Outbox {
-    /// Batches of at most `max_records` (smaller than [`MAX_RECORDS`] only
-    /// when `--queue.size` is).
-    pub fn new(senders: Vec<LaneTx>, max_records: usize, wait_for_room: Duration, metrics: Arc<Metrics>) -> Outbox {
+    /// Batches of at most `max` records and bytes (see [`Bound::batch`]).
+    pub fn new(senders: Vec<LaneTx>, max: Bound, wait_for_room: Duration, metrics: Arc<Metrics>) -> Outbox {
         let n = senders.len();
         Outbox {
             senders,
@@ -175,7 +200,7 @@ impl Outbox {
             held: (0..n).map(|_| VecDeque::new()).collect(),
             paused: vec![Vec::new(); n],
             last_bytes: vec![0; n],
-            max_records: max_records.clamp(1, MAX_RECORDS),
+            max: max.batch(),
             wait_for_room,
             metrics,
         }
@@ -189,7 +214,7 @@ impl Outbox {
     /// if the record does not fit.
     pub fn push(&mut self, worker: usize, meta: RecordMeta, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
         let size = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
-        let outcome = if self.open[worker].fits(size, self.max_records) { Outcome::default() } else { self.ship(worker) };
+        let outcome = if self.open[worker].fits(size, self.max.records, self.max.bytes) { Outcome::default() } else { self.ship(worker) };
         if self.open[worker].is_empty() {
             self.open[worker] = Batch::with_capacity(self.last_bytes[worker].max(size));
         }
@@ -349,7 +374,7 @@ mod tests {
     fn drain(rx: &LaneRx) -> Vec<(i32, i64, Vec<u8>)> {
         let mut out = Vec::new();
         while let Ok(b) = rx.rx.try_recv() {
-            rx.received(b.len());
+            rx.received(&b);
             let (records, bytes) = b.into_parts();
             out.extend(records.iter().map(|r| (r.meta.ack.tp.1, r.meta.ack.offset, r.value(&bytes).unwrap().to_vec())));
         }
@@ -358,7 +383,9 @@ mod tests {
 
     #[test]
     fn queue_size_counts_records_in_batches() {
-        assert_eq!((batch_records(10_000), batch_records(7), batch_records(0)), (MAX_RECORDS, 7, 1));
+        let max = |records, bytes| Bound { records, bytes }.batch();
+        assert_eq!(max(10_000, 2 << 20), Bound { records: MAX_RECORDS, bytes: MAX_BYTES });
+        assert_eq!((max(7, 100), max(0, 0)), (Bound { records: 7, bytes: 100 }, Bound { records: 1, bytes: 1 }));
         let f = Fixture::new();
         let batch = |n: i64, from: i64| {
             let mut b = Batch::default();
@@ -367,7 +394,7 @@ mod tests {
             }
             b
         };
-        let (tx, rx) = lane(3);
+        let (tx, rx) = lane(Bound::records(3));
         assert!(tx.try_send(batch(2, 0)).is_ok());
         assert!(matches!(tx.try_send(batch(2, 2)), Err(TrySendError::Full(_))), "2 + 2 records exceed --queue.size 3");
         assert!(tx.try_send(batch(1, 4)).is_ok());
@@ -380,10 +407,30 @@ mod tests {
     }
 
     #[test]
+    fn queue_byte_size_bounds_the_bytes_queued() {
+        let f = Fixture::new();
+        let batch = |value: &[u8], offset: i64| {
+            let mut b = Batch::default();
+            b.push(f.meta(0, offset), Some(b"k"), Some(value));
+            b
+        };
+        let (tx, rx) = lane(Bound { records: 1000, bytes: 100 });
+        assert!(tx.try_send(batch(&[1; 59], 0)).is_ok(), "60 bytes");
+        assert!(matches!(tx.try_send(batch(&[2; 40], 1)), Err(TrySendError::Full(_))), "60 + 41 bytes exceed 100");
+        assert!(tx.try_send(batch(&[3; 39], 2)).is_ok(), "60 + 40 bytes fit");
+        assert_eq!(drain(&rx).iter().map(|r| r.1).collect::<Vec<_>>(), vec![0, 2]);
+        // Received batches free their bytes; an empty channel takes any batch.
+        assert!(tx.try_send(batch(&[4; 500], 3)).is_ok());
+        assert!(matches!(tx.try_send(batch(&[], 4)), Err(TrySendError::Full(_))));
+        assert_eq!(drain(&rx).len(), 1);
+        assert!(tx.try_send(batch(&[], 4)).is_ok());
+    }
+
+    #[test]
     fn records_go_in_batches_at_the_end_of_a_turn_or_when_full() {
         let f = Fixture::new();
-        let (tx, rx) = lane(10);
-        let mut o = Outbox::new(vec![tx], 3, Duration::ZERO, f.metrics.clone());
+        let (tx, rx) = lane(Bound::records(10));
+        let mut o = Outbox::new(vec![tx], Bound::records(3), Duration::ZERO, f.metrics.clone());
         for off in 0..4 {
             assert_eq!(o.push(0, f.meta(0, off), None, Some(format!("v{off}").as_bytes())), Outcome::default());
         }
@@ -403,8 +450,8 @@ mod tests {
     #[test]
     fn a_full_channel_holds_batches_in_order_pauses_then_resumes() {
         let f = Fixture::new();
-        let (tx, rx) = lane(2);
-        let mut o = Outbox::new(vec![tx], 2, Duration::ZERO, f.metrics.clone());
+        let (tx, rx) = lane(Bound::records(2));
+        let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
         o.push(0, f.meta(0, 0), None, Some(b"a"));
         o.push(0, f.meta(1, 0), None, Some(b"b"));
         assert_eq!(o.ship_all(), Outcome::default());
@@ -432,9 +479,9 @@ mod tests {
     #[test]
     fn workers_are_independent() {
         let f = Fixture::new();
-        let (tx0, rx0) = lane(1);
-        let (tx1, rx1) = lane(1);
-        let mut o = Outbox::new(vec![tx0, tx1], 10, Duration::ZERO, f.metrics.clone());
+        let (tx0, rx0) = lane(Bound::records(1));
+        let (tx1, rx1) = lane(Bound::records(1));
+        let mut o = Outbox::new(vec![tx0, tx1], Bound::records(10), Duration::ZERO, f.metrics.clone());
         o.push(0, f.meta(0, 0), None, Some(b"a"));
         o.ship_all();
         o.push(0, f.meta(0, 1), None, Some(b"b"));
@@ -450,8 +497,8 @@ mod tests {
     #[test]
     fn taking_back_returns_each_partitions_first_unsent_offset() {
         let f = Fixture::new();
-        let (tx, rx) = lane(1);
-        let mut o = Outbox::new(vec![tx], 2, Duration::ZERO, f.metrics.clone());
+        let (tx, rx) = lane(Bound::records(1));
+        let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
         o.push(0, f.meta(0, 0), None, Some(b"sent"));
         o.ship_all();
         for (p, off) in [(0, 1), (1, 0), (0, 2), (1, 1), (0, 3)] {
@@ -482,9 +529,9 @@ mod tests {
     #[test]
     fn a_stream_waits_for_room_before_it_pauses() {
         let f = Fixture::new();
-        let (tx, rx) = lane(1);
+        let (tx, rx) = lane(Bound::records(1));
         // Generous: the test shows the wait ends when room is made, not when it times out.
-        let mut o = Outbox::new(vec![tx], 1, Duration::from_secs(60), f.metrics.clone());
+        let mut o = Outbox::new(vec![tx], Bound::records(1), Duration::from_secs(60), f.metrics.clone());
         o.push(0, f.meta(0, 0), None, Some(b"a"));
         assert_eq!(o.ship_all(), Outcome::default());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -509,9 +556,9 @@ mod tests {
     #[test]
     fn gone_workers_are_reported() {
         let f = Fixture::new();
-        let (tx, rx) = lane(1);
+        let (tx, rx) = lane(Bound::records(1));
         drop(rx);
-        let mut o = Outbox::new(vec![tx], 2, Duration::ZERO, f.metrics.clone());
+        let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
         o.push(0, f.meta(0, 0), None, Some(b"a"));
         assert!(o.ship_all().disconnected);
         assert_eq!(o.close(), vec![(tp(0), 0)], "never sent, so never committed");

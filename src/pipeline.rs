@@ -18,7 +18,7 @@ use crate::config::{self, ClientSettings, Role};
 use crate::consumer::{self, StreamContext, StreamSpec};
 use crate::filter::TopicFilter;
 use crate::handler::Handler;
-use crate::handoff::{batch_records, lane, Outbox, WAIT_FOR_ROOM};
+use crate::handoff::{lane, Bound, Outbox, WAIT_FOR_ROOM};
 use crate::logfile::LogFile;
 use crate::metrics::Metrics;
 use crate::offsets::OffsetTracker;
@@ -119,6 +119,11 @@ pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>) -> Result<i32, StartError
 }
 
 /// Runs the mirror until `shutdown` is triggered; returns the exit status.
+/// Each producer worker's channel: `--queue.size` and `--queue.byte.size`.
+fn queue_bound(opts: &Options) -> Bound {
+    Bound { records: opts.queue_size, bytes: opts.queue_byte_size }
+}
+
 pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<i32, StartError> {
     let opts = &plan.options;
 
@@ -148,7 +153,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         let p = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
-        channels.push(lane(opts.queue_size));
+        channels.push(lane(queue_bound(opts)));
     }
     let mut target_id = cluster_id(producers[0].client());
     if target_id.is_none() {
@@ -203,7 +208,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 source_index: si,
                 lag_from_log_start: source.settings.get("auto.offset.reset") == Some("earliest"),
                 tracker: OffsetTracker::new(),
-                outbox: Mutex::new(Outbox::new(senders.clone(), batch_records(opts.queue_size), WAIT_FOR_ROOM, metrics.clone())),
+                outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(opts), WAIT_FOR_ROOM, metrics.clone())),
                 paused_ends: Default::default(),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
@@ -277,7 +282,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     drop(senders);
 
     info!(
-        "Starting mirror maker: {} source(s) [{}] -> target [{}]; topics: {}; handler {}; {} stream(s) per source, {} producer(s), queue {} records; \
+        "Starting mirror maker: {} source(s) [{}] -> target [{}]; topics: {}; handler {}; {} stream(s) per source, {} producer(s), queue {} records or {} bytes; \
          acks={}, idempotence={}, commit after ack every {} ms, abort.on.send.failure={}",
         plan.sources.len(),
         plan.sources.iter().map(|s| format!("{} group {}", s.settings.bootstrap, s.settings.group_id.as_deref().unwrap_or(""))).collect::<Vec<_>>().join("; "),
@@ -287,6 +292,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         opts.num_streams,
         opts.num_producers,
         opts.queue_size,
+        opts.queue_byte_size,
         plan.target.get("acks").or(plan.target.get("request.required.acks")).unwrap_or("all"),
         plan.target.get("enable.idempotence").unwrap_or("false"),
         plan.commit_interval.as_millis(),

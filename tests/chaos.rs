@@ -130,7 +130,7 @@ fn s2_target_down_then_back_loses_nothing() {
     assert!(m.alive(), "{}", m.output());
     let peak_mb = m.peak_rss_kb() / 1024;
     assert_eq!(m.stop(), 0, "{}", m.output());
-    // Bounded by --queue.size and the producer buffer (32 MiB), not by the backlog.
+    // Bounded by --queue.size and the producer buffer (4 MiB), not by the backlog.
     assert!(peak_mb < 400, "peak RSS {peak_mb} MiB exceeds the documented 400 MiB bound");
     verify(
         "s2 target down",

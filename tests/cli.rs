@@ -10,7 +10,7 @@ use common::*;
 fn help_and_version_exit_zero() {
     let (code, out) = run_to_exit(&["--help"]);
     assert_eq!(code, 0, "{out}");
-    for opt in ["--consumer.config", "--producer.config", "--whitelist", "--include", "--blacklist", "--num.streams", "--num.producers", "--queue.size", "--offset.commit.interval.ms", "--abort.on.send.failure", "--message.handler"] {
+    for opt in ["--consumer.config", "--producer.config", "--whitelist", "--include", "--blacklist", "--num.streams", "--num.producers", "--queue.size", "--queue.byte.size", "--offset.commit.interval.ms", "--abort.on.send.failure", "--message.handler"] {
         assert!(out.contains(opt), "--help lacks {opt}:\n{out}");
     }
     let (code, out) = run_to_exit(&["--version"]);
