@@ -3,7 +3,7 @@
 //!
 //! Room map: [`cli`] options; [`config`] properties files and their
 //! translation; [`filter`] topic selection; [`handler`] target topic and
-//! partition; [`consumer`] source streams; [`handoff`] their side of the channels; [`batch`] what crosses them; [`producer`] target workers;
+//! partition; [`consumer`] source streams; [`fetched`] what a fetched record holds; [`handoff`] their side of the channels; [`batch`] what crosses them; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`fxhash`] the hot-path maps' hash; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
 //! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
@@ -18,6 +18,7 @@ pub mod config;
 pub mod consumer;
 pub mod demo;
 pub mod endpoint;
+pub mod fetched;
 pub mod filter;
 pub mod fxhash;
 pub mod handler;
