@@ -32,7 +32,7 @@ use crate::handler::Handler;
 use crate::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::offsets::{OffsetTracker, Tp};
 use crate::handoff::{Outbox, Outcome};
-use crate::producer::TargetProducer;
+use crate::producer::MetaProducer;
 use crate::provenance::Provenance;
 use crate::topics::TopicSync;
 use crate::shutdown::{exit, Shutdown};
@@ -230,7 +230,7 @@ pub struct StreamSpec {
     pub commit_interval: Duration,
     pub refresh_interval: Duration,
     /// For partition-preserving: a client of the target for partition counts.
-    pub target_meta: Option<Arc<TargetProducer>>,
+    pub target_meta: Option<Arc<MetaProducer>>,
     /// Shared by every stream of the process: nobody leaves the group until
     /// everybody has committed, or a member's departure would start a
     /// rebalance that fails the others' final commits.
@@ -583,7 +583,7 @@ impl Stream {
 }
 
 /// Partition-preserving mode needs every source partition on the target.
-fn check_target_partitions(meta: &TargetProducer, handler: &Handler, topic: &str, source_partitions: usize) -> Result<(), String> {
+fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topic: &str, source_partitions: usize) -> Result<(), String> {
     let target = handler.target_topic(topic);
     let md = meta
         .client()

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
 use crate::batch::{Batch, RecordMeta, MAX_BYTES, MAX_RECORDS};
 use crate::metrics::Metrics;
@@ -160,6 +160,14 @@ impl LaneRx {
     /// Batches as they come, until every stream has let go.
     pub fn iter(&self) -> impl Iterator<Item = Batch> + '_ {
         self.rx.iter().inspect(|b| self.received(b))
+    }
+
+    /// The next batch, waiting at most `wait`; an error when the wait ran
+    /// out or every stream has let go.
+    pub fn recv_timeout(&self, wait: Duration) -> Result<Batch, RecvTimeoutError> {
+        let batch = self.rx.recv_timeout(wait)?;
+        self.received(&batch);
+        Ok(batch)
     }
 
     fn received(&self, batch: &Batch) {

@@ -150,12 +150,12 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
             slots: Default::default(),
         };
-        let p = producer::create(&target_config, ctx)
+        let p: producer::TargetProducer = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
         channels.push(lane(queue_bound(opts)));
     }
-    let mut target_id = cluster_id(producers[0].client());
+    let mut target_id = target_cluster_id(&producers[0]);
     if target_id.is_none() {
         // Refused credentials or a failed TLS handshake: stop before reading anything.
         if shutdown.code() == exit::CONFIG {
@@ -165,7 +165,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
         let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, slots: Default::default() };
-        Some(Arc::new(producer::create(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
+        Some(Arc::new(producer::create::<producer::MetaProducer>(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None
     };
@@ -250,7 +250,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                     let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", source.settings.bootstrap), source_id, || cluster_id(consumer.client()), &shutdown) else {
                         return Ok(shutdown.code());
                     };
-                    let Some(tid) = wait_cluster_id(&format!("the target cluster ({})", plan.target.bootstrap), target_id.clone(), || cluster_id(producers[0].client()), &shutdown) else {
+                    let Some(tid) = wait_cluster_id(&format!("the target cluster ({})", plan.target.bootstrap), target_id.clone(), || target_cluster_id(&producers[0]), &shutdown) else {
                         return Ok(shutdown.code());
                     };
                     if sid == tid && plan.handler.keeps_names() {
@@ -356,6 +356,15 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
 fn cluster_id<C: rdkafka::ClientContext>(client: &rdkafka::client::Client<C>) -> Option<String> {
     let _ = client.fetch_metadata(None, Duration::from_secs(10));
     client.fetch_cluster_id(Duration::from_millis(100))
+}
+
+/// The target's cluster id, asked through a worker's producer before its
+/// worker runs: its error events (refused credentials, a failed TLS
+/// handshake) are served here, so they stop the start-up.
+fn target_cluster_id(p: &producer::TargetProducer) -> Option<String> {
+    let id = cluster_id(p.client());
+    p.poll(Duration::ZERO);
+    id
 }
 
 /// A cluster id the provenance header cannot do without: asks again every
