@@ -363,7 +363,7 @@ fn cluster_id<C: rdkafka::ClientContext>(client: &rdkafka::client::Client<C>) ->
 /// handshake) are served here, so they stop the start-up.
 fn target_cluster_id(p: &producer::TargetProducer) -> Option<String> {
     let id = cluster_id(p.client());
-    p.poll(Duration::ZERO);
+    producer::serve_ready_events(p);
     id
 }
 

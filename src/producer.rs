@@ -264,6 +264,13 @@ impl Reports {
     }
 }
 
+/// Serves whatever events a producer not yet handed to its worker has
+/// ready: delivery reports, and errors such as refused credentials, which
+/// stop the mirror.
+pub fn serve_ready_events(producer: &TargetProducer) {
+    Reports::new(producer).serve(producer);
+}
+
 impl Drop for Reports {
     fn drop(&mut self) {
         // SAFETY: obtained in new, released once.
