@@ -157,11 +157,6 @@ pub struct LaneRx {
 }
 
 impl LaneRx {
-    /// Batches as they come, until every stream has let go.
-    pub fn iter(&self) -> impl Iterator<Item = Batch> + '_ {
-        self.rx.iter().inspect(|b| self.received(b))
-    }
-
     /// The next batch, waiting at most `wait`; an error when the wait ran
     /// out or every stream has let go.
     pub fn recv_timeout(&self, wait: Duration) -> Result<Batch, RecvTimeoutError> {
@@ -548,7 +543,7 @@ mod tests {
             while rx.room.waiting.load(Ordering::SeqCst) == 0 {
                 std::thread::yield_now();
             }
-            let got: Vec<i64> = rx.iter().take(2).map(|b| b.records()[0].meta.ack.offset).collect();
+            let got: Vec<i64> = (0..2).map(|_| rx.recv_timeout(Duration::from_secs(60)).unwrap().records()[0].meta.ack.offset).collect();
             done_tx.send(got).unwrap();
         });
         let started = Instant::now();
