@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use crossbeam_channel::RecvTimeoutError;
 use log::{error, info, warn};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
@@ -33,7 +34,6 @@ use crate::provenance::HEADER_C;
 use crate::batch::{MirrorRecord, RecordMeta};
 use crate::fxhash::FxHashMap;
 use crate::handoff::LaneRx;
-use crossbeam_channel::RecvTimeoutError;
 use crate::shutdown::{exit, Shutdown};
 use crate::throttle::Throttle;
 
@@ -242,25 +242,34 @@ const MAX_FULL_BACKOFF: Duration = Duration::from_millis(1);
 /// The worker waits on its channel or sleeps instead, and each round serves
 /// exactly the events librdkafka has ready, counted on its own handle of
 /// the producer's main queue (where reports arrive).
-struct Reports {
+struct Reports<'p> {
+    producer: &'p TargetProducer,
     queue: *mut bindings::rd_kafka_queue_t,
 }
 
-impl Reports {
-    fn new(producer: &TargetProducer) -> Reports {
-        // SAFETY: the handle is released in drop, before the producer goes.
-        Reports { queue: unsafe { bindings::rd_kafka_queue_get_main(producer.client().native_ptr()) } }
+impl<'p> Reports<'p> {
+    fn new(producer: &'p TargetProducer) -> Reports<'p> {
+        // SAFETY: the borrow keeps the producer alive; the handle is
+        // released in drop.
+        Reports { producer, queue: unsafe { bindings::rd_kafka_queue_get_main(producer.client().native_ptr()) } }
     }
 
-    fn serve(&self, producer: &TargetProducer) {
+    fn serve(&self) {
         // Bounded, so a flood of reports cannot keep records from being sent.
         for _ in 0..1024 {
             // SAFETY: a live queue handle (see new).
             if unsafe { bindings::rd_kafka_queue_length(self.queue) } == 0 {
                 return;
             }
-            producer.poll(Duration::ZERO);
+            self.producer.poll(Duration::ZERO);
         }
+    }
+}
+
+impl Drop for Reports<'_> {
+    fn drop(&mut self) {
+        // SAFETY: obtained in new, released once.
+        unsafe { bindings::rd_kafka_queue_destroy(self.queue) };
     }
 }
 
@@ -268,14 +277,7 @@ impl Reports {
 /// ready: delivery reports, and errors such as refused credentials, which
 /// stop the mirror.
 pub fn serve_ready_events(producer: &TargetProducer) {
-    Reports::new(producer).serve(producer);
-}
-
-impl Drop for Reports {
-    fn drop(&mut self) {
-        // SAFETY: obtained in new, released once.
-        unsafe { bindings::rd_kafka_queue_destroy(self.queue) };
-    }
+    Reports::new(producer).serve();
 }
 
 /// Runs one worker until every sender of its channel is gone, then flushes
@@ -294,7 +296,7 @@ pub fn spawn_worker(
             let mut topics = TopicHandles::new(&producer);
             let reports = Reports::new(&producer);
             loop {
-                reports.serve(&producer);
+                reports.serve();
                 let wait = if producer.in_flight_count() > 0 { IDLE_WAIT_IN_FLIGHT } else { IDLE_WAIT };
                 let batch = match rx.recv_timeout(wait) {
                     Ok(batch) => batch,
@@ -305,7 +307,7 @@ pub fn spawn_worker(
                 let (records, bytes) = batch.into_parts();
                 for (i, rec) in records.into_iter().enumerate() {
                     if i % SERVE_EVERY == SERVE_EVERY - 1 {
-                        reports.serve(&producer);
+                        reports.serve();
                     }
                     // Waiting here fills the channel, which pauses the source: backpressure, no drops.
                     if let Some(t) = &throttle {
@@ -444,7 +446,7 @@ fn produce_direct(
 }
 
 /// Sends one record whose key and value are in `bytes`, its batch's buffer.
-fn send(producer: &TargetProducer, reports: &Reports, topics: &mut TopicHandles, bytes: &[u8], rec: MirrorRecord, shutdown: &Shutdown) {
+fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHandles, bytes: &[u8], rec: MirrorRecord, shutdown: &Shutdown) {
     let size = rec.size();
     let (key, value) = (rec.key(bytes), rec.value(bytes));
     let RecordMeta { topic, partition, headers, stamp, timestamp, ack, stats } = rec.meta;
@@ -500,9 +502,9 @@ fn send(producer: &TargetProducer, reports: &Reports, topics: &mut TopicHandles,
                     return;
                 }
                 // Serving delivery reports is what frees room in the buffer.
-                reports.serve(producer);
+                reports.serve();
                 thread::sleep(backoff);
-                reports.serve(producer);
+                reports.serve();
                 backoff = (backoff * 2).min(MAX_FULL_BACKOFF);
             }
             Err(err) => {
