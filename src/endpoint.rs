@@ -160,7 +160,7 @@ mod tests {
         Metrics::add(&m.dropped, 1);
         let t = m.topic(1, "orders");
         Metrics::add(&t.consumed, 7);
-        t.acknowledged(2, Some(0));
+        t.acknowledged(2, Some(0), crate::metrics::now_ms());
         Metrics::add(&m.commits, 2);
         Metrics::add(&m.commit_micros, 3_000);
         m.lag.lock().unwrap().insert("s".into(), crate::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });

@@ -11,17 +11,33 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// A counter on a cache line of its own (two, as x86 fetches lines in
+/// pairs). The consumer streams bump the `consumed` counters and the
+/// producer workers the `produced` ones for every record: side by side on
+/// one line, each bump pulled the line away from the other thread's core.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct Counter(AtomicU64);
+
+impl std::ops::Deref for Counter {
+    type Target = AtomicU64;
+
+    fn deref(&self) -> &AtomicU64 {
+        &self.0
+    }
+}
+
 /// Counters of one source topic of one source cluster.
 #[derive(Debug)]
 pub struct TopicMetrics {
     /// Index of the `--consumer.config` it comes from, 0-based.
     pub source: usize,
     pub topic: Arc<str>,
-    pub consumed: AtomicU64,
-    pub consumed_bytes: AtomicU64,
-    pub produced: AtomicU64,
-    pub produced_bytes: AtomicU64,
-    pub dropped: AtomicU64,
+    pub consumed: Counter,
+    pub consumed_bytes: Counter,
+    pub produced: Counter,
+    pub produced_bytes: Counter,
+    pub dropped: Counter,
     /// Per source partition: milliseconds from the latest acknowledged
     /// record's timestamp to its acknowledgement; -1 before the first.
     latency_ms: RwLock<Vec<AtomicI64>>,
@@ -32,19 +48,22 @@ impl TopicMetrics {
         TopicMetrics {
             source,
             topic: Arc::from(topic),
-            consumed: AtomicU64::new(0),
-            consumed_bytes: AtomicU64::new(0),
-            produced: AtomicU64::new(0),
-            produced_bytes: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
+            consumed: Counter::default(),
+            consumed_bytes: Counter::default(),
+            produced: Counter::default(),
+            produced_bytes: Counter::default(),
+            dropped: Counter::default(),
             latency_ms: RwLock::new(Vec::new()),
         }
     }
 
-    /// The target acknowledged a record of `partition` written at `timestamp_ms`.
-    pub fn acknowledged(&self, partition: i32, timestamp_ms: Option<i64>) {
+    /// The target acknowledged, at `now` (ms since the epoch), a record of
+    /// `partition` written at `timestamp_ms`. The caller reads the clock once
+    /// for a round of acknowledgements: once per record was 2-3% of the
+    /// CPU at 100 B.
+    pub fn acknowledged(&self, partition: i32, timestamp_ms: Option<i64>, now: i64) {
         let (Some(ts), Ok(p)) = (timestamp_ms, usize::try_from(partition)) else { return };
-        let latency = now_ms().saturating_sub(ts).max(0);
+        let latency = now.saturating_sub(ts).max(0);
         {
             let slots = self.latency_ms.read().unwrap_or_else(|e| e.into_inner());
             if let Some(slot) = slots.get(p) {
@@ -66,7 +85,8 @@ impl TopicMetrics {
     }
 }
 
-fn now_ms() -> i64 {
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
@@ -80,31 +100,31 @@ pub struct StreamLag {
 
 #[derive(Debug, Default)]
 pub struct Metrics {
-    pub consumed: AtomicU64,
-    pub consumed_bytes: AtomicU64,
-    pub produced: AtomicU64,
-    pub produced_bytes: AtomicU64,
+    pub consumed: Counter,
+    pub consumed_bytes: Counter,
+    pub produced: Counter,
+    pub produced_bytes: Counter,
     /// MM1's `numDroppedMessages`: records skipped after a permanent send
     /// failure with `--abort.on.send.failure false`.
-    pub dropped: AtomicU64,
+    pub dropped: Counter,
     /// Records not copied because their provenance header names the target
     /// cluster (they came from it): the active/active loop guard, not a loss.
-    pub loop_skipped: AtomicU64,
-    pub commits: AtomicU64,
-    pub commit_failures: AtomicU64,
-    pub rebalances: AtomicU64,
+    pub loop_skipped: Counter,
+    pub commits: Counter,
+    pub commit_failures: Counter,
+    pub rebalances: Counter,
     /// Source offsets deleted by retention before they were mirrored.
-    pub gap_offsets: AtomicU64,
+    pub gap_offsets: Counter,
     /// Per stream: its partitions' lag, replaced at every statistics report.
     pub lag: Mutex<HashMap<String, StreamLag>>,
     /// Per (source, topic); entries live as long as the process.
     pub topics: Mutex<HashMap<(usize, String), Arc<TopicMetrics>>>,
     /// Wall time of successful commits, for the endpoint's summary.
-    pub commit_micros: AtomicU64,
+    pub commit_micros: Counter,
     /// Records handed to the producer channels, and taken out by the
     /// workers: the difference is what waits in the channels.
-    pub channel_in: AtomicU64,
-    pub channel_out: AtomicU64,
+    pub channel_in: Counter,
+    pub channel_out: Counter,
 }
 
 /// The previous reading, to turn counters into rates.
@@ -239,8 +259,8 @@ mod tests {
         let b = m.topic(0, "orders");
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &m.topic(1, "orders")), "another source's topic of the same name is counted apart");
-        a.acknowledged(3, Some(now_ms() - 1500));
-        a.acknowledged(0, None);
+        a.acknowledged(3, Some(now_ms() - 1500), now_ms());
+        a.acknowledged(0, None, now_ms());
         let l = a.latencies();
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!(l[0].0, 3);

@@ -91,13 +91,30 @@ pub struct AckHandle {
 impl AckHandle {
     /// The target has the record (or, in skip mode, it was dropped for good).
     pub fn done(&self) {
-        self.tracker.settle(&self.tp, self.offset, self.epoch, State::Done);
+        self.done_at(self.offset);
     }
 
     /// The target rejected the record for good and the mirror is aborting:
     /// nothing at or after this offset is ever committed.
     pub fn failed(&self) {
-        self.tracker.settle(&self.tp, self.offset, self.epoch, State::Failed);
+        self.failed_at(self.offset);
+    }
+
+    /// [`done`](Self::done) for another record of the same partition and
+    /// assignment: a producer worker keeps one handle per partition, not
+    /// one per record (see `producer::Deliveries`).
+    pub fn done_at(&self, offset: i64) {
+        self.tracker.settle(&self.tp, offset, self.epoch, State::Done);
+    }
+
+    /// [`done_at`](Self::done_at) for several records at once.
+    pub fn done_all(&self, offsets: impl IntoIterator<Item = i64>) {
+        self.tracker.settle_all(&self.tp, self.epoch, offsets, State::Done);
+    }
+
+    /// [`failed`](Self::failed) for another record of the same partition and assignment.
+    pub fn failed_at(&self, offset: i64) {
+        self.tracker.settle(&self.tp, offset, self.epoch, State::Failed);
     }
 }
 
@@ -110,13 +127,19 @@ impl OffsetTracker {
     /// Offsets of one partition must be registered in ascending order.
     pub fn register(self: &Arc<Self>, tp: &Tp, offset: i64) -> AckHandle {
         let mut parts = self.parts.lock().unwrap();
-        let st = parts.entry(tp.clone()).or_insert_with(|| PartitionState {
-            epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
-            in_flight: VecDeque::new(),
-            next: offset,
-            committed: None,
-            sending: 0,
-        });
+        // Looked up before `entry`, which takes an owned key: cloning the
+        // topic's Arc for every record is two atomic operations on a count
+        // the producer workers also touch.
+        let st = match parts.get_mut(tp) {
+            Some(st) => st,
+            None => parts.entry(tp.clone()).or_insert_with(|| PartitionState {
+                epoch: NEXT_EPOCH.fetch_add(1, Ordering::Relaxed),
+                in_flight: VecDeque::new(),
+                next: offset,
+                committed: None,
+                sending: 0,
+            }),
+        };
         debug_assert!(st.in_flight.back().is_none_or(|(o, _)| *o < offset), "offsets must ascend");
         st.in_flight.push_back((offset, State::Sending));
         st.sending += 1;
@@ -125,16 +148,25 @@ impl OffsetTracker {
     }
 
     fn settle(&self, tp: &Tp, offset: i64, epoch: u64, state: State) {
+        self.settle_all(tp, epoch, std::iter::once(offset), state);
+    }
+
+    /// Settles several offsets of one partition under one lock: the
+    /// producer workers settle a round of reports at a time, so the lock's
+    /// line does not go back and forth with the stream's for every record.
+    fn settle_all(&self, tp: &Tp, epoch: u64, offsets: impl IntoIterator<Item = i64>, state: State) {
         let mut parts = self.parts.lock().unwrap();
         let Some(st) = parts.get_mut(tp) else { return };
         if st.epoch != epoch {
             return;
         }
-        if let Some(i) = position(&st.in_flight, offset) {
-            if st.in_flight[i].1 == State::Sending {
-                st.sending -= 1;
+        for offset in offsets {
+            if let Some(i) = position(&st.in_flight, offset) {
+                if st.in_flight[i].1 == State::Sending {
+                    st.sending -= 1;
+                }
+                st.in_flight[i].1 = state;
             }
-            st.in_flight[i].1 = state;
         }
         while st.in_flight.front().is_some_and(|(_, s)| *s == State::Done) {
             st.in_flight.pop_front();

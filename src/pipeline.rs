@@ -148,7 +148,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             abort_on_send_failure: opts.abort_on_send_failure,
             cluster: target_cluster.clone(),
             partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
-            slots: Default::default(),
+            deliveries: Default::default(),
         };
         let p: producer::TargetProducer = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
@@ -164,7 +164,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, slots: Default::default() };
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, deliveries: Default::default() };
         Some(Arc::new(producer::create::<producer::MetaProducer>(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None
