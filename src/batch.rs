@@ -26,11 +26,30 @@ pub const MAX_RECORDS: usize = 500;
 /// gets a batch of its own).
 pub const MAX_BYTES: usize = 1 << 20;
 
+/// What the records of one source partition, in one assignment, share on
+/// their way to the target. The stream makes it once; a batch holds one
+/// reference for all its records of the partition. (Each record carried
+/// five reference-counted handles before: bumped by the stream and dropped
+/// by a worker for every record, their counts' cache lines went back and
+/// forth between the two threads' cores.)
+#[derive(Debug)]
+pub struct PartitionRoute {
+    /// Where the partition's offsets settle (its offset: the first record's).
+    pub ack: AckHandle,
+    pub target: Arc<str>,
+    /// The provenance header's value (the source cluster id), when stamped.
+    pub stamp: Option<Arc<str>>,
+    /// The source topic's counters.
+    pub stats: Arc<TopicMetrics>,
+}
+
 /// One source record on its way to the target. Its key and value live in
-/// the batch's buffer.
+/// the batch's buffer, its partition's route in the batch's list.
 #[derive(Debug)]
 pub struct MirrorRecord {
     pub meta: RecordMeta,
+    /// Its route's place in the batch's list.
+    route: usize,
     /// Where the key starts in the batch's buffer; the value follows it.
     start: usize,
     /// None for a record without a key.
@@ -39,21 +58,19 @@ pub struct MirrorRecord {
     value_len: Option<usize>,
 }
 
-/// Everything about a record but its key and value.
+/// Everything about a record but its key, value and route.
 #[derive(Debug)]
 pub struct RecordMeta {
-    pub topic: Arc<str>,
+    pub offset: i64,
+    /// The target partition, when the handler keeps the source's.
     pub partition: Option<i32>,
     /// The source record's headers (with the provenance header appended).
     pub headers: Option<OwnedHeaders>,
-    /// The provenance header's value, for a record without headers of its
-    /// own: librdkafka builds the header list itself then (see `producer`).
-    pub stamp: Option<Arc<str>>,
+    /// Whether to add the route's provenance header: for a record without
+    /// headers of its own, librdkafka builds the header list itself (see
+    /// `producer`).
+    pub stamp: bool,
     pub timestamp: Option<i64>,
-    /// The source coordinates and where to report the outcome.
-    pub ack: AckHandle,
-    /// The source topic's counters.
-    pub stats: Arc<TopicMetrics>,
 }
 
 impl MirrorRecord {
@@ -70,6 +87,11 @@ impl MirrorRecord {
         let from = self.start + self.key_len.unwrap_or(0);
         self.value_len.map(|n| &buf[from..from + n])
     }
+
+    /// Its route, from the list of the batch it came in.
+    pub fn route<'r>(&self, routes: &'r [Arc<PartitionRoute>]) -> &'r Arc<PartitionRoute> {
+        &routes[self.route]
+    }
 }
 
 /// Records bound for one worker, in the order they were read.
@@ -77,12 +99,13 @@ impl MirrorRecord {
 pub struct Batch {
     records: Vec<MirrorRecord>,
     bytes: Vec<u8>,
+    routes: Vec<Arc<PartitionRoute>>,
 }
 
 impl Batch {
     /// An empty batch whose buffer takes `bytes` without growing.
     pub fn with_capacity(bytes: usize) -> Batch {
-        Batch { records: Vec::new(), bytes: Vec::with_capacity(bytes) }
+        Batch { records: Vec::new(), bytes: Vec::with_capacity(bytes), routes: Vec::new() }
     }
 
     /// Whether a record of `size` bytes still fits in a batch of at most
@@ -93,11 +116,19 @@ impl Batch {
     }
 
     /// Copies the key and value in; returns the record's size.
-    pub fn push(&mut self, meta: RecordMeta, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+    pub fn push(&mut self, route: &Arc<PartitionRoute>, meta: RecordMeta, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+        // Records come in runs of one partition: the last route is the usual hit.
+        let route = match self.routes.iter().rposition(|r| Arc::ptr_eq(r, route)) {
+            Some(i) => i,
+            None => {
+                self.routes.push(route.clone());
+                self.routes.len() - 1
+            }
+        };
         let start = self.bytes.len();
         self.bytes.extend_from_slice(key.unwrap_or_default());
         self.bytes.extend_from_slice(value.unwrap_or_default());
-        let rec = MirrorRecord { meta, start, key_len: key.map(<[u8]>::len), value_len: value.map(<[u8]>::len) };
+        let rec = MirrorRecord { meta, route, start, key_len: key.map(<[u8]>::len), value_len: value.map(<[u8]>::len) };
         let size = rec.size();
         self.records.push(rec);
         size
@@ -116,44 +147,68 @@ impl Batch {
         self.bytes.len()
     }
 
-    pub fn records(&self) -> &[MirrorRecord] {
-        &self.records
+    /// Each record with its route.
+    pub fn records(&self) -> impl Iterator<Item = (&MirrorRecord, &PartitionRoute)> {
+        self.records.iter().map(|r| (r, &*self.routes[r.route]))
     }
 
-    /// Drops the records `keep` refuses (their bytes stay until the batch goes).
-    pub fn retain(&mut self, keep: impl FnMut(&MirrorRecord) -> bool) {
-        self.records.retain(keep);
+    /// Drops the records `keep` refuses (their bytes and routes stay until the batch goes).
+    pub fn retain(&mut self, mut keep: impl FnMut(&MirrorRecord, &PartitionRoute) -> bool) {
+        let routes = &self.routes;
+        self.records.retain(|r| keep(r, &routes[r.route]));
     }
 
-    /// The records, and the buffer their keys and values are in.
-    pub fn into_parts(self) -> (Vec<MirrorRecord>, Vec<u8>) {
-        (self.records, self.bytes)
+    /// The records, the buffer their keys and values are in, and their routes.
+    pub fn into_parts(self) -> (Vec<MirrorRecord>, Vec<u8>, Vec<Arc<PartitionRoute>>) {
+        (self.records, self.bytes, self.routes)
     }
 }
 
-/// A record of topic `t`, registered with `tracker`, for tests.
+/// Records of topic `t`, registered with a tracker, one route per
+/// partition, for tests.
 #[cfg(test)]
-pub fn test_meta(tracker: &Arc<crate::offsets::OffsetTracker>, metrics: &crate::metrics::Metrics, partition: i32, offset: i64) -> RecordMeta {
-    RecordMeta {
-        topic: Arc::from("t"),
-        partition: None,
-        headers: None,
-        stamp: None,
-        timestamp: None,
-        ack: tracker.register(&(Arc::from("t"), partition), offset),
-        stats: metrics.topic(0, "t"),
+pub struct TestSource {
+    pub tracker: Arc<crate::offsets::OffsetTracker>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    routes: std::cell::RefCell<std::collections::HashMap<i32, Arc<PartitionRoute>>>,
+}
+
+#[cfg(test)]
+impl Default for TestSource {
+    fn default() -> TestSource {
+        TestSource { tracker: crate::offsets::OffsetTracker::new(), metrics: Default::default(), routes: Default::default() }
+    }
+}
+
+#[cfg(test)]
+impl TestSource {
+    pub fn new() -> TestSource {
+        TestSource::default()
+    }
+
+    /// Registers `offset` of partition `p`: the record's meta (its route is `route(p)`).
+    pub fn record(&self, p: i32, offset: i64) -> RecordMeta {
+        let ack = self.tracker.register(&(Arc::from("t"), p), offset);
+        self.routes.borrow_mut().entry(p).or_insert_with(|| {
+            Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t") })
+        });
+        RecordMeta { offset, partition: None, headers: None, stamp: false, timestamp: None }
+    }
+
+    pub fn route(&self, p: i32) -> Arc<PartitionRoute> {
+        self.routes.borrow()[&p].clone()
+    }
+
+    /// Registers a record of partition `p` and pushes it into `b`.
+    pub fn push(&self, b: &mut Batch, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+        let meta = self.record(p, offset);
+        b.push(&self.route(p), meta, key, value)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Metrics;
-    use crate::offsets::OffsetTracker;
-
-    fn meta(tracker: &Arc<OffsetTracker>, offset: i64) -> RecordMeta {
-        test_meta(tracker, &Metrics::default(), 0, offset)
-    }
 
     #[test]
     fn keys_values_empty_and_absent_survive_the_copy() {
@@ -165,32 +220,32 @@ mod tests {
             (Some(b""), Some(b"")),
             (Some(b""), None),
         ];
-        let tracker = OffsetTracker::new();
+        let src = TestSource::new();
         let mut b = Batch::with_capacity(0);
         for (i, (k, v)) in cases.iter().enumerate() {
-            let size = b.push(meta(&tracker, i as i64), *k, *v);
+            let size = src.push(&mut b, 0, i as i64, *k, *v);
             assert_eq!(size, k.map_or(0, <[u8]>::len) + v.map_or(0, <[u8]>::len));
         }
-        let (records, bytes) = b.into_parts();
+        let (records, bytes, _) = b.into_parts();
         assert_eq!(records.len(), cases.len());
         for (rec, (k, v)) in records.iter().zip(cases) {
-            assert_eq!((rec.key(&bytes), rec.value(&bytes)), (k, v), "record at offset {}", rec.meta.ack.offset);
+            assert_eq!((rec.key(&bytes), rec.value(&bytes)), (k, v), "record at offset {}", rec.meta.offset);
         }
     }
 
     #[test]
     fn a_batch_closes_at_its_record_or_byte_limit_but_always_takes_one() {
-        let tracker = OffsetTracker::new();
+        let src = TestSource::new();
         let mut b = Batch::with_capacity(0);
         assert!(b.fits(MAX_BYTES * 3, MAX_RECORDS, MAX_BYTES), "an empty batch takes a record of any size");
         let big = vec![7u8; MAX_BYTES - 10];
-        b.push(meta(&tracker, 0), None, Some(&big));
+        src.push(&mut b, 0, 0, None, Some(&big));
         assert!(b.fits(10, MAX_RECORDS, MAX_BYTES));
         assert!(!b.fits(11, MAX_RECORDS, MAX_BYTES));
         let mut small = Batch::with_capacity(0);
         for o in 0..MAX_RECORDS {
             assert!(small.fits(1, MAX_RECORDS, MAX_BYTES));
-            small.push(meta(&tracker, 1 + o as i64), Some(b"k"), None);
+            src.push(&mut small, 0, 1 + o as i64, Some(b"k"), None);
         }
         assert!(!small.fits(0, MAX_RECORDS, MAX_BYTES));
         assert!(!small.fits(0, 3, MAX_BYTES), "a smaller --queue.size makes smaller batches");
@@ -199,14 +254,29 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_holds_one_route_per_partition_and_each_record_finds_its_own() {
+        let src = TestSource::new();
+        let mut b = Batch::default();
+        let sent = [(0, 0), (0, 1), (1, 0), (0, 2), (1, 1), (2, 0)];
+        for (p, o) in sent {
+            src.push(&mut b, p, o, None, Some(b"v"));
+        }
+        let got: Vec<(i32, i64)> = b.records().map(|(r, route)| (route.ack.tp.1, r.meta.offset)).collect();
+        assert_eq!(got, sent);
+        let (_, _, routes) = b.into_parts();
+        assert_eq!(routes.len(), 3, "one reference per partition, not per record");
+        assert!(Arc::ptr_eq(&routes[0], &src.route(0)));
+    }
+
+    #[test]
     fn retained_records_still_find_their_bytes() {
-        let tracker = OffsetTracker::new();
+        let src = TestSource::new();
         let mut b = Batch::with_capacity(0);
         for (o, v) in [&b"aa"[..], b"bbb", b"c"].into_iter().enumerate() {
-            b.push(meta(&tracker, o as i64), Some(b"k"), Some(v));
+            src.push(&mut b, 0, o as i64, Some(b"k"), Some(v));
         }
-        b.retain(|r| r.meta.ack.offset != 1);
-        let (records, bytes) = b.into_parts();
+        b.retain(|r, _| r.meta.offset != 1);
+        let (records, bytes, _) = b.into_parts();
         let values: Vec<_> = records.iter().map(|r| r.value(&bytes).unwrap().to_vec()).collect();
         assert_eq!(values, vec![b"aa".to_vec(), b"c".to_vec()]);
     }

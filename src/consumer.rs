@@ -24,13 +24,13 @@ use rdkafka::producer::Producer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::batch::RecordMeta;
+use crate::batch::{PartitionRoute, RecordMeta};
 use crate::fetched;
 use crate::filter::TopicFilter;
 use crate::fxhash::{self, FxHashMap};
 use crate::handler::Handler;
 use crate::metrics::{Metrics, StreamLag, TopicMetrics};
-use crate::offsets::{OffsetTracker, Tp};
+use crate::offsets::{AckHandle, OffsetTracker, Tp};
 use crate::handoff::{Outbox, Outcome};
 use crate::producer::MetaProducer;
 use crate::provenance::Provenance;
@@ -254,6 +254,30 @@ struct TopicRoute {
     route_hash: u64,
     /// The provenance header's value (the source cluster id), when stamped.
     stamp: Option<Arc<str>>,
+    /// Each partition's route in its current assignment, by partition.
+    partitions: Vec<Option<Arc<PartitionRoute>>>,
+}
+
+impl TopicRoute {
+    /// Registers `offset` of `partition` with the tracker and returns the
+    /// partition's route: the one made before while the partition's
+    /// assignment (its epoch) is the same, a new one after it was assigned again.
+    fn partition(&mut self, tracker: &Arc<OffsetTracker>, partition: i32, offset: i64) -> &Arc<PartitionRoute> {
+        let i = usize::try_from(partition).expect("librdkafka hands fetched records a partition number, never -1");
+        if self.partitions.len() <= i {
+            self.partitions.resize(i + 1, None);
+        }
+        let epoch = match &self.partitions[i] {
+            Some(r) => tracker.track(&r.ack.tp, offset),
+            None => tracker.track(&(self.source.clone(), partition), offset),
+        };
+        let slot = &mut self.partitions[i];
+        if slot.as_ref().is_none_or(|r| r.ack.epoch != epoch) {
+            let ack = AckHandle { tracker: tracker.clone(), tp: (self.source.clone(), partition), offset, epoch };
+            *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone() }));
+        }
+        slot.as_ref().expect("set above")
+    }
 }
 
 struct Stream {
@@ -430,11 +454,11 @@ impl Stream {
 
 /// The worker for a source partition: always the same one, so the
 /// partition's records reach the target in order.
-fn route(workers: usize, r: &TopicRoute, partition: i32) -> usize {
+fn worker_of(workers: usize, route_hash: u64, partition: i32) -> usize {
     if workers == 1 {
         return 0;
     }
-    (fxhash::hash_one(&(r.route_hash, partition)) % workers as u64) as usize
+    (fxhash::hash_one(&(route_hash, partition)) % workers as u64) as usize
 }
 
 fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<Box<[u8]>, TopicRoute>, msg: &BorrowedMessage<'_>) {
@@ -445,7 +469,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
     // SAFETY: a fetched message's topic handle and its name live as long as
     // the message.
     let name = unsafe { CStr::from_ptr(rdkafka::bindings::rd_kafka_topic_name((*msg.ptr()).rkt)) }.to_bytes();
-    let r = match routes.get(name) {
+    let r = match routes.get_mut(name) {
         Some(r) => r,
         None => {
             let topic = msg.topic();
@@ -453,11 +477,13 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
             let stats = ctx.metrics.topic(spec.source_index, topic);
             let route_hash = fxhash::hash_one(&(spec.source_index, topic));
             let stamp = spec.provenance.as_ref().map(|p| Arc::from(p.source_id.as_str()));
-            routes.entry(Box::from(name)).or_insert(TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp })
+            let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new() };
+            routes.entry(Box::from(name)).or_insert(route)
         }
     };
-    let tp: Tp = (r.source.clone(), msg.partition());
-    let ack = ctx.tracker.register(&tp, msg.offset());
+    let (partition, offset) = (msg.partition(), msg.offset());
+    let route_hash = r.route_hash;
+    let route = r.partition(&ctx.tracker, partition, offset);
     // Parsed once: librdkafka parses a record's headers out of the fetch
     // buffer, with an allocation, every time they are asked for (a second
     // call cost 7% of the instructions per 100 B record in callgrind).
@@ -467,9 +493,9 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
         if p.came_from_target(source_headers) {
             // Written on the target by the mirror of the other direction:
             // done, so the commit moves past it, but never copied back.
-            ack.done();
+            route.ack.done_at(offset);
             Metrics::add(&ctx.metrics.consumed, 1);
-            Metrics::add(&r.stats.consumed, 1);
+            Metrics::add(&route.stats.consumed, 1);
             Metrics::add(&ctx.metrics.loop_skipped, 1);
             return;
         }
@@ -478,29 +504,27 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
     // header: the worker hands librdkafka its name and value, and the
     // header list is built once, by librdkafka, instead of here and there.
     let (headers, stamp) = match (source_headers, &spec.provenance) {
-        (Some(h), Some(p)) => (Some(p.stamp(Some(h.detach()))), None),
-        (Some(h), None) => (Some(h.detach()), None),
-        (None, _) => (None, r.stamp.clone()),
+        (Some(h), Some(p)) => (Some(p.stamp(Some(h.detach()))), false),
+        (Some(h), None) => (Some(h.detach()), false),
+        (None, p) => (None, p.is_some()),
     };
     let (key, value) = (msg.key(), msg.payload());
     let size = (key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len)) as u64;
     let meta = RecordMeta {
-        topic: r.target.clone(),
-        partition: spec.handler.target_partition(msg.partition()),
+        offset,
+        partition: spec.handler.target_partition(partition),
         headers,
         stamp,
         // -1 (no timestamp, old message format): the target stamps it, as MM1 did.
         timestamp: msg.timestamp().to_millis().filter(|t| *t >= 0),
-        ack,
-        stats: r.stats.clone(),
     };
     Metrics::add(&ctx.metrics.consumed, 1);
     Metrics::add(&ctx.metrics.consumed_bytes, size);
-    Metrics::add(&r.stats.consumed, 1);
-    Metrics::add(&r.stats.consumed_bytes, size);
+    Metrics::add(&route.stats.consumed, 1);
+    Metrics::add(&route.stats.consumed_bytes, size);
     let mut outbox = ctx.outbox.lock().unwrap();
-    let worker = route(outbox.workers(), r, tp.1);
-    let outcome = outbox.push(worker, meta, key, value);
+    let worker = worker_of(outbox.workers(), route_hash, partition);
+    let outcome = outbox.push(worker, route, meta, key, value);
     drop(outbox);
     apply(consumer, &spec.name, outcome);
 }

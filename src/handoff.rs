@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
-use crate::batch::{Batch, RecordMeta, MAX_BYTES, MAX_RECORDS};
+use crate::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
 use crate::metrics::Metrics;
 use crate::offsets::Tp;
 
@@ -215,13 +215,13 @@ impl Outbox {
 
     /// Adds a record to its worker's open batch, sending that batch first
     /// if the record does not fit.
-    pub fn push(&mut self, worker: usize, meta: RecordMeta, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
+    pub fn push(&mut self, worker: usize, route: &Arc<PartitionRoute>, meta: RecordMeta, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
         let size = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
         let outcome = if self.open[worker].fits(size, self.max.records, self.max.bytes) { Outcome::default() } else { self.ship(worker) };
         if self.open[worker].is_empty() {
             self.open[worker] = Batch::with_capacity(self.last_bytes[worker].max(size));
         }
-        self.open[worker].push(meta, key, value);
+        self.open[worker].push(route, meta, key, value);
         outcome
     }
 
@@ -261,8 +261,8 @@ impl Outbox {
     fn hold(&mut self, w: usize, batch: Batch) -> Outcome {
         let mut pause = Vec::new();
         let mut last: Option<&Tp> = None;
-        for r in batch.records() {
-            let tp = &r.meta.ack.tp;
+        for (_, route) in batch.records() {
+            let tp = &route.ack.tp;
             if last == Some(tp) {
                 continue;
             }
@@ -324,12 +324,13 @@ impl Outbox {
             // Held batches are older than the open one, the front oldest:
             // the first record met is each partition's lowest offset.
             for batch in self.held[w].iter_mut().chain(std::iter::once(&mut self.open[w])) {
-                batch.retain(|r| {
-                    if !chosen(&r.meta.ack.tp) {
+                batch.retain(|r, route| {
+                    let tp = &route.ack.tp;
+                    if !chosen(tp) {
                         return true;
                     }
-                    if !first.iter().any(|(tp, _)| *tp == r.meta.ack.tp) {
-                        first.push((r.meta.ack.tp.clone(), r.meta.ack.offset));
+                    if !first.iter().any(|(t, _)| t == tp) {
+                        first.push((tp.clone(), r.meta.offset));
                     }
                     false
                 });
@@ -352,21 +353,14 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offsets::OffsetTracker;
+    use crate::batch::TestSource;
 
-    struct Fixture {
-        tracker: Arc<OffsetTracker>,
-        metrics: Arc<Metrics>,
-    }
+    type Fixture = TestSource;
 
-    impl Fixture {
-        fn new() -> Fixture {
-            Fixture { tracker: OffsetTracker::new(), metrics: Arc::new(Metrics::default()) }
-        }
-
-        fn meta(&self, p: i32, offset: i64) -> RecordMeta {
-            crate::batch::test_meta(&self.tracker, &self.metrics, p, offset)
-        }
+    /// Registers a record of partition `p` and pushes it for worker `w`.
+    fn push(o: &mut Outbox, f: &Fixture, w: usize, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
+        let meta = f.record(p, offset);
+        o.push(w, &f.route(p), meta, key, value)
     }
 
     fn tp(p: i32) -> Tp {
@@ -378,8 +372,8 @@ mod tests {
         let mut out = Vec::new();
         while let Ok(b) = rx.rx.try_recv() {
             rx.received(&b);
-            let (records, bytes) = b.into_parts();
-            out.extend(records.iter().map(|r| (r.meta.ack.tp.1, r.meta.ack.offset, r.value(&bytes).unwrap().to_vec())));
+            let (records, bytes, routes) = b.into_parts();
+            out.extend(records.iter().map(|r| (r.route(&routes).ack.tp.1, r.meta.offset, r.value(&bytes).unwrap().to_vec())));
         }
         out
     }
@@ -393,7 +387,7 @@ mod tests {
         let batch = |n: i64, from: i64| {
             let mut b = Batch::default();
             for o in from..from + n {
-                b.push(f.meta(0, o), None, Some(b"v"));
+                f.push(&mut b, 0, o, None, Some(b"v"));
             }
             b
         };
@@ -414,7 +408,7 @@ mod tests {
         let f = Fixture::new();
         let batch = |value: &[u8], offset: i64| {
             let mut b = Batch::default();
-            b.push(f.meta(0, offset), Some(b"k"), Some(value));
+            f.push(&mut b, 0, offset, Some(b"k"), Some(value));
             b
         };
         let (tx, rx) = lane(Bound { records: 1000, bytes: 100 });
@@ -435,7 +429,7 @@ mod tests {
         let (tx, rx) = lane(Bound::records(10));
         let mut o = Outbox::new(vec![tx], Bound::records(3), Duration::ZERO, f.metrics.clone());
         for off in 0..4 {
-            assert_eq!(o.push(0, f.meta(0, off), None, Some(format!("v{off}").as_bytes())), Outcome::default());
+            assert_eq!(push(&mut o, &f, 0, 0, off, None, Some(format!("v{off}").as_bytes())), Outcome::default());
         }
         // The fourth record did not fit a batch of three: the first three went.
         assert_eq!(rx.rx.len(), 1);
@@ -455,18 +449,18 @@ mod tests {
         let f = Fixture::new();
         let (tx, rx) = lane(Bound::records(2));
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
-        o.push(0, f.meta(0, 0), None, Some(b"a"));
-        o.push(0, f.meta(1, 0), None, Some(b"b"));
+        push(&mut o, &f, 0, 0, 0, None, Some(b"a"));
+        push(&mut o, &f, 0, 1, 0, None, Some(b"b"));
         assert_eq!(o.ship_all(), Outcome::default());
         // The channel is full now: the next batch is held and its partitions paused.
-        o.push(0, f.meta(0, 1), None, Some(b"c"));
-        o.push(0, f.meta(0, 2), None, Some(b"d"));
+        push(&mut o, &f, 0, 0, 1, None, Some(b"c"));
+        push(&mut o, &f, 0, 0, 2, None, Some(b"d"));
         assert_eq!(o.ship_all(), Outcome { pause: vec![tp(0)], ..Outcome::default() });
         assert!(o.has_held());
         assert_eq!(o.paused(), vec![tp(0)]);
         // A record that still arrives queues behind the held batch, even
         // though the channel has room by the time it is shipped.
-        o.push(0, f.meta(1, 1), None, Some(b"e"));
+        push(&mut o, &f, 0, 1, 1, None, Some(b"e"));
         assert_eq!(drain(&rx).len(), 2);
         assert_eq!(o.ship_all(), Outcome { pause: vec![tp(1)], ..Outcome::default() });
         assert_eq!(o.retry_held(), Outcome::default(), "room for two records: only the first held batch went");
@@ -485,10 +479,10 @@ mod tests {
         let (tx0, rx0) = lane(Bound::records(1));
         let (tx1, rx1) = lane(Bound::records(1));
         let mut o = Outbox::new(vec![tx0, tx1], Bound::records(10), Duration::ZERO, f.metrics.clone());
-        o.push(0, f.meta(0, 0), None, Some(b"a"));
+        push(&mut o, &f, 0, 0, 0, None, Some(b"a"));
         o.ship_all();
-        o.push(0, f.meta(0, 1), None, Some(b"b"));
-        o.push(1, f.meta(1, 0), None, Some(b"x"));
+        push(&mut o, &f, 0, 0, 1, None, Some(b"b"));
+        push(&mut o, &f, 1, 1, 0, None, Some(b"x"));
         // Worker 0 is full, worker 1 is not.
         assert_eq!(o.ship_all().pause, vec![tp(0)]);
         assert_eq!(drain(&rx1).len(), 1);
@@ -502,10 +496,10 @@ mod tests {
         let f = Fixture::new();
         let (tx, rx) = lane(Bound::records(1));
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
-        o.push(0, f.meta(0, 0), None, Some(b"sent"));
+        push(&mut o, &f, 0, 0, 0, None, Some(b"sent"));
         o.ship_all();
         for (p, off) in [(0, 1), (1, 0), (0, 2), (1, 1), (0, 3)] {
-            o.push(0, f.meta(p, off), None, Some(b"x"));
+            push(&mut o, &f, 0, p, off, None, Some(b"x"));
         }
         o.ship_all();
         assert!(o.has_held());
@@ -521,8 +515,8 @@ mod tests {
         assert_eq!(got, vec![(0, 0), (0, 1), (0, 2), (0, 3)]);
         assert_eq!(resumed, vec![tp(0)], "partition 1 is no longer ours to resume");
         // Shutting down takes back what was never sent and lets go of the channel.
-        o.push(0, f.meta(0, 4), None, Some(b"y"));
-        o.push(0, f.meta(0, 5), None, Some(b"z"));
+        push(&mut o, &f, 0, 0, 4, None, Some(b"y"));
+        push(&mut o, &f, 0, 0, 5, None, Some(b"z"));
         assert_eq!(o.close(), vec![(tp(0), 4)]);
         assert!(!o.has_held());
         drop(o);
@@ -535,7 +529,7 @@ mod tests {
         let (tx, rx) = lane(Bound::records(1));
         // Generous: the test shows the wait ends when room is made, not when it times out.
         let mut o = Outbox::new(vec![tx], Bound::records(1), Duration::from_secs(60), f.metrics.clone());
-        o.push(0, f.meta(0, 0), None, Some(b"a"));
+        push(&mut o, &f, 0, 0, 0, None, Some(b"a"));
         assert_eq!(o.ship_all(), Outcome::default());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let worker = std::thread::spawn(move || {
@@ -543,11 +537,11 @@ mod tests {
             while rx.room.waiting.load(Ordering::SeqCst) == 0 {
                 std::thread::yield_now();
             }
-            let got: Vec<i64> = (0..2).map(|_| rx.recv_timeout(Duration::from_secs(60)).unwrap().records()[0].meta.ack.offset).collect();
+            let got: Vec<i64> = (0..2).map(|_| rx.recv_timeout(Duration::from_secs(60)).unwrap().records().next().unwrap().0.meta.offset).collect();
             done_tx.send(got).unwrap();
         });
         let started = Instant::now();
-        o.push(0, f.meta(0, 1), None, Some(b"b"));
+        push(&mut o, &f, 0, 0, 1, None, Some(b"b"));
         assert_eq!(o.ship_all(), Outcome::default(), "sent once the worker made room: nothing held, nothing paused");
         assert!(!o.has_held());
         assert!(started.elapsed() < Duration::from_secs(60));
@@ -562,7 +556,7 @@ mod tests {
         let (tx, rx) = lane(Bound::records(1));
         drop(rx);
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
-        o.push(0, f.meta(0, 0), None, Some(b"a"));
+        push(&mut o, &f, 0, 0, 0, None, Some(b"a"));
         assert!(o.ship_all().disconnected);
         assert_eq!(o.close(), vec![(tp(0), 0)], "never sent, so never committed");
     }

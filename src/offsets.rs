@@ -126,6 +126,13 @@ impl OffsetTracker {
     /// Records that `offset` of `tp` is about to be handed to a producer.
     /// Offsets of one partition must be registered in ascending order.
     pub fn register(self: &Arc<Self>, tp: &Tp, offset: i64) -> AckHandle {
+        let epoch = self.track(tp, offset);
+        AckHandle { tracker: self.clone(), tp: tp.clone(), offset, epoch }
+    }
+
+    /// [`register`](Self::register) without a handle: the partition's
+    /// current epoch, which says whether a handle made earlier still holds.
+    pub fn track(&self, tp: &Tp, offset: i64) -> u64 {
         let mut parts = self.parts.lock().unwrap();
         // Looked up before `entry`, which takes an owned key: cloning the
         // topic's Arc for every record is two atomic operations on a count
@@ -144,7 +151,7 @@ impl OffsetTracker {
         st.in_flight.push_back((offset, State::Sending));
         st.sending += 1;
         st.next = offset + 1;
-        AckHandle { tracker: self.clone(), tp: tp.clone(), offset, epoch: st.epoch }
+        st.epoch
     }
 
     fn settle(&self, tp: &Tp, offset: i64, epoch: u64, state: State) {

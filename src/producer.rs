@@ -31,7 +31,7 @@ use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::partitioner::ByteArrayPartitioner;
 use crate::provenance::HEADER_C;
-use crate::batch::{MirrorRecord, RecordMeta};
+use crate::batch::{MirrorRecord, PartitionRoute, RecordMeta};
 use crate::fxhash::FxHashMap;
 use crate::handoff::LaneRx;
 use crate::shutdown::{exit, Shutdown};
@@ -117,12 +117,12 @@ impl RouteTable {
         fits(self.last).or_else(|| fits(*self.by_key.get(&key)?))
     }
 
-    fn insert(&mut self, key: RouteKey, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
+    fn insert(&mut self, key: RouteKey, ack: &AckHandle, base: i64, stats: &Arc<TopicMetrics>) -> Option<usize> {
         let len = self.routes.len();
         if self.free.is_empty() && (len >= MAX_ROUTES || (len >= SWEEP_FROM && len.is_power_of_two())) {
             self.sweep();
         }
-        let route = Route { ack: ack.clone(), stats: stats.clone(), in_flight: 0 };
+        let route = Route { ack: AckHandle { offset: base, ..ack.clone() }, stats: stats.clone(), in_flight: 0 };
         let i = match self.free.pop() {
             Some(i) => {
                 self.routes[i] = Some(route);
@@ -153,14 +153,14 @@ impl RouteTable {
 }
 
 impl Deliveries {
-    /// The opaque of a record at `ack`'s offset, counted in flight until
+    /// The opaque of a record of `ack`'s partition at `offset`, counted in flight until
     /// [`settle`](Self::settle) takes it back; None while no entry is free.
-    fn put(&self, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
+    fn put(&self, ack: &AckHandle, offset: i64, stats: &Arc<TopicMetrics>) -> Option<usize> {
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let key = key_of(ack);
-        let (i, delta) = match t.find(key, ack.offset) {
+        let (i, delta) = match t.find(key, offset) {
             Some(found) => found,
-            None => (t.insert(key, ack, stats)?, 0),
+            None => (t.insert(key, ack, offset, stats)?, 0),
         };
         t.last = i;
         t.routes[i].as_mut().expect("found or inserted").in_flight += 1;
@@ -439,7 +439,7 @@ pub fn spawn_worker(
                     Err(RecvTimeoutError::Disconnected) => break,
                 };
                 Metrics::add(&metrics.channel_out, batch.len() as u64);
-                let (records, bytes) = batch.into_parts();
+                let (records, bytes, routes) = batch.into_parts();
                 for (i, rec) in records.into_iter().enumerate() {
                     if i % SERVE_EVERY == SERVE_EVERY - 1 {
                         reports.serve();
@@ -452,7 +452,7 @@ pub fn spawn_worker(
                             continue;
                         }
                     }
-                    send(&producer, &reports, &mut topics, &bytes, rec, &shutdown);
+                    send(&producer, &reports, &mut topics, &routes, &bytes, rec, &shutdown);
                 }
             }
             drop(topics);
@@ -612,13 +612,24 @@ fn produce_direct(
 }
 
 /// Sends one record whose key and value are in `bytes`, its batch's buffer.
-fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHandles, bytes: &[u8], rec: MirrorRecord, shutdown: &Shutdown) {
+#[allow(clippy::too_many_arguments)]
+fn send(
+    producer: &TargetProducer,
+    reports: &Reports<'_>,
+    topics: &mut TopicHandles,
+    routes: &[Arc<PartitionRoute>],
+    bytes: &[u8],
+    rec: MirrorRecord,
+    shutdown: &Shutdown,
+) {
     let size = rec.size();
     let (key, value) = (rec.key(bytes), rec.value(bytes));
-    let RecordMeta { topic, partition, headers, stamp, timestamp, ack, stats } = rec.meta;
+    let route = rec.route(routes);
+    let RecordMeta { offset, partition, headers, stamp, timestamp } = rec.meta;
+    let (topic, stamp) = (&route.target, if stamp { route.stamp.as_deref() } else { None });
     let ctx = producer.context();
     let opaque = loop {
-        match ctx.deliveries.put(&ack, &stats) {
+        match ctx.deliveries.put(&route.ack, offset, &route.stats) {
             Some(opaque) => break opaque,
             // Every entry has records in flight: their reports free one.
             None => {
@@ -631,15 +642,15 @@ fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHand
             }
         }
     };
-    let direct = if headers.is_none() { topics.get(&topic) } else { None };
+    let direct = if headers.is_none() { topics.get(topic) } else { None };
     let mut record = match direct {
         Some(_) => None,
         None => {
-            let headers = match (headers, &stamp) {
+            let headers = match (headers, stamp) {
                 (None, Some(id)) => Some(crate::provenance::stamped(None, id)),
                 (h, _) => h,
             };
-            let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&topic, opaque);
+            let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(topic, opaque);
             // librdkafka copies key and value into its send buffer here.
             if let Some(k) = key {
                 record = record.key(k);
@@ -662,7 +673,7 @@ fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHand
     let mut backoff = Duration::from_micros(200);
     loop {
         let result = match (direct, record.take()) {
-            (Some(rkt), _) => produce_direct(topics.rk, rkt, partition, key, value, opaque, timestamp, stamp.as_deref()),
+            (Some(rkt), _) => produce_direct(topics.rk, rkt, partition, key, value, opaque, timestamp, stamp),
             (None, Some(r)) => producer.send(r).map_err(|(e, back)| {
                 record = Some(back);
                 e
@@ -687,7 +698,7 @@ fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHand
                 backoff = (backoff * 2).min(MAX_FULL_BACKOFF);
             }
             Err(err) => {
-                ctx.deliveries.settle(opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, &topic, size, &err));
+                ctx.deliveries.settle(opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, topic, size, &err));
                 return;
             }
         }
@@ -698,6 +709,11 @@ fn send(producer: &TargetProducer, reports: &Reports<'_>, topics: &mut TopicHand
 mod tests {
     use super::*;
     use crate::offsets::{OffsetTracker, Tp};
+
+    /// Puts a record in flight at its handle's offset.
+    fn put(d: &Deliveries, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
+        d.put(ack, ack.offset, stats)
+    }
 
     fn ack(tracker: &Arc<OffsetTracker>, tp: &Tp, offset: i64) -> AckHandle {
         tracker.register(tp, offset)
@@ -717,11 +733,11 @@ mod tests {
         let tracker = OffsetTracker::new();
         let stats = Arc::new(Metrics::default()).topic(0, "t");
         let (p0, p1): (Tp, Tp) = ((Arc::from("t"), 0), (Arc::from("t"), 1));
-        let a = d.put(&ack(&tracker, &p0, 0), &stats).unwrap();
-        let b = d.put(&ack(&tracker, &p0, 1), &stats).unwrap();
-        let c = d.put(&ack(&tracker, &p1, 7), &stats).unwrap();
+        let a = put(&d, &ack(&tracker, &p0, 0), &stats).unwrap();
+        let b = put(&d, &ack(&tracker, &p0, 1), &stats).unwrap();
+        let c = put(&d, &ack(&tracker, &p1, 7), &stats).unwrap();
         // Offsets 5 to 999 of partition 0 never came (compaction): the gap is kept.
-        let e = d.put(&ack(&tracker, &p0, 1000), &stats).unwrap();
+        let e = put(&d, &ack(&tracker, &p0, 1000), &stats).unwrap();
         assert_eq!(d.in_flight(), 4);
         assert_eq!(d.table.lock().unwrap().routes.len(), 2, "one entry per partition, not per record");
         assert_eq!(settle(&d, b), Some((0, 1)), "reports come back in any order");
@@ -742,18 +758,18 @@ mod tests {
         let stats = Arc::new(Metrics::default()).topic(0, "t");
         let tp: Tp = (Arc::from("t"), 0);
         let old = ack(&tracker, &tp, 10);
-        let a = d.put(&old, &stats).unwrap();
+        let a = put(&d, &old, &stats).unwrap();
         // Past 2^48 from the entry's base: another entry, same partition.
         let far = AckHandle { offset: 10 + (1 << OFFSET_BITS), ..old.clone() };
-        let b = d.put(&far, &stats).unwrap();
+        let b = put(&d, &far, &stats).unwrap();
         assert_ne!(a >> OFFSET_BITS, b >> OFFSET_BITS);
         assert_eq!(settle(&d, b), Some((0, 10 + (1 << OFFSET_BITS))));
         // Revoked and assigned again: a new epoch, a new entry; the old
         // epoch's report still names the old epoch.
-        tracker.remove(&[tp.clone()]);
+        tracker.remove(std::slice::from_ref(&tp));
         let new = ack(&tracker, &tp, 11);
         assert_ne!(new.epoch, old.epoch);
-        let c = d.put(&new, &stats).unwrap();
+        let c = put(&d, &new, &stats).unwrap();
         assert_ne!(a >> OFFSET_BITS, c >> OFFSET_BITS);
         assert_eq!(d.settle(a, |ack, o, _| (ack.epoch, o)), Some((old.epoch, 10)));
         assert_eq!(d.settle(c, |ack, o, _| (ack.epoch, o)), Some((new.epoch, 11)));
@@ -766,7 +782,7 @@ mod tests {
         let tracker = OffsetTracker::new();
         let stats = metrics.topic(0, "t");
         let (p0, p1): (Tp, Tp) = ((Arc::from("t"), 0), (Arc::from("t"), 1));
-        let sent: Vec<usize> = [(&p0, 0), (&p0, 1), (&p1, 0), (&p0, 2)].iter().map(|(tp, o)| d.put(&ack(&tracker, tp, *o), &stats).unwrap()).collect();
+        let sent: Vec<usize> = [(&p0, 0), (&p0, 1), (&p1, 0), (&p0, 2)].iter().map(|(tp, o)| put(&d, &ack(&tracker, tp, *o), &stats).unwrap()).collect();
         let written = crate::metrics::now_ms() - 60_000;
         for (i, opaque) in sent.iter().enumerate().take(3) {
             assert!(d.delivered(*opaque, 10 + i as u64, Some(written)));
@@ -801,10 +817,10 @@ mod tests {
         let tracker = OffsetTracker::new();
         let stats = Arc::new(Metrics::default()).topic(0, "t");
         let busy: Tp = (Arc::from("busy"), 0);
-        let held = d.put(&ack(&tracker, &busy, 0), &stats).unwrap();
+        let held = put(&d, &ack(&tracker, &busy, 0), &stats).unwrap();
         // Partitions that come and go (say, across rebalances) leave idle entries behind.
         for p in 0..10 * SWEEP_FROM as i32 {
-            let o = d.put(&ack(&tracker, &(Arc::from("t"), p), 0), &stats).unwrap();
+            let o = put(&d, &ack(&tracker, &(Arc::from("t"), p), 0), &stats).unwrap();
             assert!(settle(&d, o).is_some());
         }
         let len = d.table.lock().unwrap().routes.len();
