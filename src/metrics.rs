@@ -3,8 +3,8 @@
 //!
 //! Plain atomics, bumped on the hot path with relaxed ordering. A stream
 //! looks up its topic's counters once per topic (not per record) and hands
-//! them to the producer with each record, so the delivery report can count
-//! and time it without a map lookup.
+//! them to the producer in each partition's route (see `batch`), so a
+//! worker counts and times a round of acknowledgements without a map lookup.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
