@@ -355,10 +355,8 @@ mod tests {
     use super::*;
     use crate::batch::TestSource;
 
-    type Fixture = TestSource;
-
     /// Registers a record of partition `p` and pushes it for worker `w`.
-    fn push(o: &mut Outbox, f: &Fixture, w: usize, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
+    fn push(o: &mut Outbox, f: &TestSource, w: usize, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
         let meta = f.record(p, offset);
         o.push(w, &f.route(p), meta, key, value)
     }
@@ -383,7 +381,7 @@ mod tests {
         let max = |records, bytes| Bound { records, bytes }.batch();
         assert_eq!(max(10_000, 2 << 20), Bound { records: MAX_RECORDS, bytes: MAX_BYTES });
         assert_eq!((max(7, 100), max(0, 0)), (Bound { records: 7, bytes: 100 }, Bound { records: 1, bytes: 1 }));
-        let f = Fixture::new();
+        let f = TestSource::new();
         let batch = |n: i64, from: i64| {
             let mut b = Batch::default();
             for o in from..from + n {
@@ -405,7 +403,7 @@ mod tests {
 
     #[test]
     fn queue_byte_size_bounds_the_bytes_queued() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let batch = |value: &[u8], offset: i64| {
             let mut b = Batch::default();
             f.push(&mut b, 0, offset, Some(b"k"), Some(value));
@@ -425,7 +423,7 @@ mod tests {
 
     #[test]
     fn records_go_in_batches_at_the_end_of_a_turn_or_when_full() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx, rx) = lane(Bound::records(10));
         let mut o = Outbox::new(vec![tx], Bound::records(3), Duration::ZERO, f.metrics.clone());
         for off in 0..4 {
@@ -446,7 +444,7 @@ mod tests {
 
     #[test]
     fn a_full_channel_holds_batches_in_order_pauses_then_resumes() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx, rx) = lane(Bound::records(2));
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
         push(&mut o, &f, 0, 0, 0, None, Some(b"a"));
@@ -475,7 +473,7 @@ mod tests {
 
     #[test]
     fn workers_are_independent() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx0, rx0) = lane(Bound::records(1));
         let (tx1, rx1) = lane(Bound::records(1));
         let mut o = Outbox::new(vec![tx0, tx1], Bound::records(10), Duration::ZERO, f.metrics.clone());
@@ -493,7 +491,7 @@ mod tests {
 
     #[test]
     fn taking_back_returns_each_partitions_first_unsent_offset() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx, rx) = lane(Bound::records(1));
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());
         push(&mut o, &f, 0, 0, 0, None, Some(b"sent"));
@@ -525,7 +523,7 @@ mod tests {
 
     #[test]
     fn a_stream_waits_for_room_before_it_pauses() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx, rx) = lane(Bound::records(1));
         // Generous: the test shows the wait ends when room is made, not when it times out.
         let mut o = Outbox::new(vec![tx], Bound::records(1), Duration::from_secs(60), f.metrics.clone());
@@ -552,7 +550,7 @@ mod tests {
 
     #[test]
     fn gone_workers_are_reported() {
-        let f = Fixture::new();
+        let f = TestSource::new();
         let (tx, rx) = lane(Bound::records(1));
         drop(rx);
         let mut o = Outbox::new(vec![tx], Bound::records(2), Duration::ZERO, f.metrics.clone());

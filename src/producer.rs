@@ -710,6 +710,11 @@ mod tests {
     use super::*;
     use crate::offsets::{OffsetTracker, Tp};
 
+    /// An empty delivery table, its offset tracker and one topic's counters.
+    fn fixture() -> (Deliveries, Arc<OffsetTracker>, Arc<TopicMetrics>) {
+        (Deliveries::default(), OffsetTracker::new(), Arc::new(Metrics::default()).topic(0, "t"))
+    }
+
     /// Puts a record in flight at its handle's offset.
     fn put(d: &Deliveries, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
         d.put(ack, ack.offset, stats)
@@ -729,9 +734,7 @@ mod tests {
 
     #[test]
     fn an_opaque_settles_its_own_partition_and_offset_once() {
-        let d = Deliveries::default();
-        let tracker = OffsetTracker::new();
-        let stats = Arc::new(Metrics::default()).topic(0, "t");
+        let (d, tracker, stats) = fixture();
         let (p0, p1): (Tp, Tp) = ((Arc::from("t"), 0), (Arc::from("t"), 1));
         let a = put(&d, &ack(&tracker, &p0, 0), &stats).unwrap();
         let b = put(&d, &ack(&tracker, &p0, 1), &stats).unwrap();
@@ -753,9 +756,7 @@ mod tests {
 
     #[test]
     fn a_new_assignment_or_an_offset_out_of_reach_gets_its_own_entry() {
-        let d = Deliveries::default();
-        let tracker = OffsetTracker::new();
-        let stats = Arc::new(Metrics::default()).topic(0, "t");
+        let (d, tracker, stats) = fixture();
         let tp: Tp = (Arc::from("t"), 0);
         let old = ack(&tracker, &tp, 10);
         let a = put(&d, &old, &stats).unwrap();
@@ -813,9 +814,7 @@ mod tests {
 
     #[test]
     fn idle_entries_are_swept_and_reused() {
-        let d = Deliveries::default();
-        let tracker = OffsetTracker::new();
-        let stats = Arc::new(Metrics::default()).topic(0, "t");
+        let (d, tracker, stats) = fixture();
         let busy: Tp = (Arc::from("busy"), 0);
         let held = put(&d, &ack(&tracker, &busy, 0), &stats).unwrap();
         // Partitions that come and go (say, across rebalances) leave idle entries behind.
