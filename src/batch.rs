@@ -212,7 +212,8 @@ mod tests {
 
     #[test]
     fn keys_values_empty_and_absent_survive_the_copy() {
-        let cases: [(Option<&[u8]>, Option<&[u8]>); 6] = [
+        type KeyValue<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+        let cases: [KeyValue<'_>; 6] = [
             (Some(b"key"), Some(b"value")),
             (None, Some(b"value")),
             (Some(b"key"), None),

@@ -40,7 +40,7 @@ struct Rec {
 }
 
 fn sample(topic: &str, i: usize) -> Rec {
-    let keyed = topic != "demo.events" || i % 2 == 0;
+    let keyed = topic != "demo.events" || i.is_multiple_of(2);
     Rec {
         key: keyed.then(|| format!("customer-{}", i % 37).into_bytes()),
         // Every 50th record is a tombstone: null value, not empty.

@@ -375,8 +375,8 @@ mod tests {
         t.register(&b, 7).done();
         assert_eq!(t.committable_for(std::slice::from_ref(&b)), vec![(b.clone(), 8)]);
         assert_eq!(t.in_flight(Some(std::slice::from_ref(&a))), 1);
-        assert_eq!(t.in_flight(Some(&[b.clone()])), 0);
-        t.remove(&[a.clone()]);
+        assert_eq!(t.in_flight(Some(std::slice::from_ref(&b))), 0);
+        t.remove(std::slice::from_ref(&a));
         // A late ack from the old assignment is ignored.
         ha.done();
         assert_eq!(t.committable(), vec![(b, 8)]);
@@ -399,7 +399,7 @@ mod tests {
         let t = OffsetTracker::new();
         let a = tp("a", 0);
         let old = t.register(&a, 5);
-        t.remove(&[a.clone()]);
+        t.remove(std::slice::from_ref(&a));
         let _new = t.register(&a, 5);
         old.done();
         assert_eq!(t.committable(), vec![(a, 5)]);

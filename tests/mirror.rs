@@ -213,7 +213,7 @@ fn two_instances_in_one_group_split_the_partitions() {
     let mut m2 = Mirror::start(&args());
     // After the rebalance each instance owns a share.
     wait_until("both instances own partitions", || {
-        let last_assign = |log: String| log.lines().filter(|l| l.contains("assigned ")).last().map(str::to_string).unwrap_or_default();
+        let last_assign = |log: String| log.lines().rfind(|l| l.contains("assigned ")).map(str::to_string).unwrap_or_default();
         let (l1, l2) = (last_assign(m1.output()), last_assign(m2.output()));
         l1.contains("assigned 3 partitions") && l2.contains("assigned 3 partitions")
     });
