@@ -4,11 +4,27 @@
 //! The file holds the process id and an exclusive lock for the life of the
 //! process; the kernel drops the lock when the process ends, however it ends,
 //! so a stale file from a `kill -9` never blocks the next start.
+//!
+//! The path is opened without following a symlink at its last component:
+//! the file is truncated and rewritten, so a link planted in a shared
+//! directory such as /tmp would have the mirror overwrite a file of the link
+//! owner's choosing. A file the mirror creates gets mode 0644 whatever the
+//! umask: readable by the tools that look up the pid, writable by no one
+//! else, since a pid another user wrote would be the one `kill $(cat …)` hits.
+//! A file that exists keeps its mode (an administrator may have made it).
 
 use std::fmt;
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
+use std::fs::{File, OpenOptions, Permissions, TryLockError};
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+/// Mode of a pid file the mirror creates.
+const NEW_FILE_MODE: u32 = 0o644;
+
+/// Longer than any pid and its newline; what a holder's file says beyond
+/// this is not a pid and is not worth reading or repeating.
+const PID_READ_LIMIT: u64 = 32;
 
 #[derive(Debug)]
 pub enum PidFileError {
@@ -25,6 +41,12 @@ impl fmt::Display for PidFileError {
                 "another mirror-maker (pid {pid}) is already running with --pid.file {}; this copy exits without doing anything",
                 path.display()
             ),
+            PidFileError::Io { path, error } if error.raw_os_error() == Some(libc::ELOOP) && is_symlink(path) => write!(
+                f,
+                "--pid.file {}: is a symbolic link, which mirror-maker does not follow (the file is overwritten, so a link could \
+                 point it at any file); give the real file's path, or remove the link",
+                path.display()
+            ),
             PidFileError::Io { path, error } => write!(f, "--pid.file {}: {error}", path.display()),
         }
     }
@@ -32,32 +54,70 @@ impl fmt::Display for PidFileError {
 
 impl std::error::Error for PidFileError {}
 
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 /// Held for the life of the process.
 #[derive(Debug)]
 pub struct PidFile {
     _file: File,
 }
 
+/// Creates the file with `NEW_FILE_MODE`, or opens the one there without
+/// following a symlink.
+fn open(path: &Path) -> io::Result<File> {
+    // Two copies started together race to create the file, and the loser
+    // opens what the winner made; a file removed in between takes another round.
+    let mut last = None;
+    for _ in 0..3 {
+        match OpenOptions::new().read(true).write(true).create_new(true).mode(NEW_FILE_MODE).open(path) {
+            Ok(file) => {
+                // fchmod: the mode exactly, whatever the umask.
+                file.set_permissions(Permissions::from_mode(NEW_FILE_MODE))?;
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+            Ok(file) => {
+                // A FIFO or device would take the truncate and the pid in
+                // odd ways or not at all.
+                if !file.metadata()?.is_file() {
+                    return Err(io::Error::other("is not a regular file; give the path of a file (it is created if missing)"));
+                }
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("the path kept appearing and disappearing")))
+}
+
 pub fn acquire(path: &Path) -> Result<PidFile, PidFileError> {
     let io = |error| PidFileError::Io { path: path.to_path_buf(), error };
-    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
+    let mut file = open(path).map_err(io)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
             // The holder truncates the file and then writes its pid: two
             // copies started together can see the file empty for a moment.
-            let mut pid = String::new();
+            let mut pid = Vec::new();
             for _ in 0..100 {
                 pid.clear();
                 let _ = file.rewind();
-                let _ = file.read_to_string(&mut pid);
-                if pid.ends_with('\n') {
+                let _ = (&mut file).take(PID_READ_LIMIT).read_to_end(&mut pid);
+                if pid.contains(&b'\n') {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
+            let pid = String::from_utf8_lossy(&pid);
             let pid = pid.trim();
-            let pid = if pid.is_empty() { "unknown".to_string() } else { pid.to_string() };
+            // Anything but digits is some other program's file; not echoed.
+            let pid = if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) { pid.to_string() } else { "unknown".to_string() };
             return Err(PidFileError::Running { path: path.to_path_buf(), pid });
         }
         Err(TryLockError::Error(e)) => return Err(io(e)),
@@ -85,5 +145,51 @@ mod tests {
         drop(first);
         assert!(acquire(&path).is_ok());
         let _ = std::fs::remove_file(&path);
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mm-pid-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_symlink_at_the_path_is_refused_and_its_target_left_alone() {
+        let dir = scratch("symlink");
+        let precious = dir.join("precious");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let path = dir.join("mm.pid");
+        std::os::unix::fs::symlink(&precious, &path).unwrap();
+        let e = acquire(&path).expect_err("a pid file path that is a symlink must be refused");
+        let text = e.to_string();
+        assert!(matches!(e, PidFileError::Io { .. }), "{e:?}");
+        assert!(text.starts_with(&format!("--pid.file {}: ", path.display())) && text.contains("symbolic link"), "{text}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+
+        // A dangling link must not create its target either.
+        let absent = dir.join("absent");
+        let dangling = dir.join("dangling.pid");
+        std::os::unix::fs::symlink(&absent, &dangling).unwrap();
+        assert!(acquire(&dangling).is_err());
+        assert!(!absent.exists(), "following the dangling link created {}", absent.display());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn what_a_foreign_holder_wrote_is_read_only_up_to_a_pid_length() {
+        let dir = scratch("foreign");
+        let path = dir.join("mm.pid");
+        // Some other program's file, locked and far longer than any pid.
+        std::fs::write(&path, "x".repeat(1 << 20)).unwrap();
+        let holder = File::open(&path).unwrap();
+        holder.lock().unwrap();
+        let e = acquire(&path).expect_err("the lock is held");
+        let text = e.to_string();
+        assert!(matches!(e, PidFileError::Running { .. }), "{e:?}");
+        assert!(text.len() < 400, "the message carries {} bytes of the holder's file", text.len());
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        drop(holder);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
