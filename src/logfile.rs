@@ -4,11 +4,24 @@
 //! the path it keeps writing into the renamed file. `reopen` swaps the
 //! handle under the same lock the writer takes, so no line is split across
 //! the two files and none is lost.
+//!
+//! The path is opened without following a symlink at its last component: a
+//! link planted in a shared log directory would otherwise have the mirror
+//! append to (or create) a file of the link owner's choosing, with the
+//! mirror's rights. A file the mirror creates gets mode 0640 whatever the
+//! umask, so the log is not world-readable by accident; a file that exists,
+//! such as one logrotate's `create` made, keeps the mode it has.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// Mode of a log file the mirror creates: the owner writes, its group
+/// (e.g. `adm`) reads, others nothing.
+const NEW_FILE_MODE: u32 = 0o640;
 
 #[derive(Debug)]
 pub struct LogFile {
@@ -25,19 +38,70 @@ pub struct LogFileError {
 
 impl std::fmt::Display for LogFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "--log.file {}: cannot open for appending: {}; create its directory or give a writable path",
-            self.path.display(),
-            self.source
-        )
+        let path = self.path.display();
+        match self.source.raw_os_error() {
+            Some(libc::ELOOP) if is_symlink(&self.path) => write!(
+                f,
+                "--log.file {path}: is a symbolic link, which mirror-maker does not follow (a link could point the log at any file); \
+                 give the real file's path, or remove the link"
+            ),
+            Some(libc::ENXIO) => write!(
+                f,
+                "--log.file {path}: is a named pipe that no process reads; start its reader first, or give a regular file"
+            ),
+            _ => write!(f, "--log.file {path}: cannot open for appending: {}; create its directory or give a writable path", self.source),
+        }
     }
 }
 
 impl std::error::Error for LogFileError {}
 
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Creates the file with `NEW_FILE_MODE`, or opens the one there without
+/// following a symlink. O_NONBLOCK on the open makes a named pipe without a
+/// reader fail at once (ENXIO) instead of blocking the caller, which at a
+/// SIGHUP is the signal thread; it is cleared again before any write.
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    // Another process may create or remove the path between the two opens;
+    // a few rounds settle that, more would mean something keeps toggling it.
+    let mut last = None;
+    for _ in 0..3 {
+        match OpenOptions::new().append(true).create_new(true).mode(NEW_FILE_MODE).open(path) {
+            Ok(file) => {
+                // The umask can only have narrowed the mode asked for; fchmod
+                // makes it exact, so it does not depend on whether cron,
+                // systemd or a shell (each with its own umask) started us.
+                file.set_permissions(Permissions::from_mode(NEW_FILE_MODE))?;
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        match OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
+            Ok(file) => {
+                blocking(&file)?;
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("the path kept appearing and disappearing")))
+}
+
+/// Clears O_NONBLOCK: a pipe whose reader lags must slow the writer, not
+/// drop its lines with EAGAIN.
+fn blocking(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor this File owns and keeps open.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl LogFile {
@@ -100,6 +164,97 @@ mod tests {
         w.write_all(b"after\n").unwrap();
         assert_eq!(std::fs::read_to_string(&rotated).unwrap(), "before\nstill old\n");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "after\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mm-logfile-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_symlink_at_the_path_is_refused_and_its_target_left_alone() {
+        let dir = scratch("symlink");
+        let precious = dir.join("precious");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let path = dir.join("mirror.log");
+        std::os::unix::fs::symlink(&precious, &path).unwrap();
+        let e = LogFile::open(&path).expect_err("a log file path that is a symlink must be refused");
+        let text = e.to_string();
+        assert!(text.starts_with(&format!("--log.file {}: ", path.display())) && text.contains("symbolic link"), "{text}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+
+        let absent = dir.join("absent");
+        let dangling = dir.join("dangling.log");
+        std::os::unix::fs::symlink(&absent, &dangling).unwrap();
+        assert!(LogFile::open(&dangling).is_err());
+        assert!(!absent.exists(), "following the dangling link created {}", absent.display());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reopen_refuses_a_symlink_put_in_place_of_the_rotated_file_and_logs_on() {
+        let dir = scratch("reopen-symlink");
+        let path = dir.join("mirror.log");
+        let precious = dir.join("precious");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let log = LogFile::open(&path).unwrap();
+        let mut w = log.writer();
+        w.write_all(b"before\n").unwrap();
+        std::fs::rename(&path, dir.join("mirror.log.1")).unwrap();
+        std::os::unix::fs::symlink(&precious, &path).unwrap();
+        let e = log.reopen().expect_err("reopen onto a symlink must be refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        w.write_all(b"after\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+        assert_eq!(std::fs::read_to_string(dir.join("mirror.log.1")).unwrap(), "before\nafter\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_named_pipe_without_a_reader_is_an_error_not_a_hang() {
+        let dir = scratch("fifo");
+        let path = dir.join("mirror.log");
+        let made = std::process::Command::new("mkfifo").arg(&path).status().expect("mkfifo (coreutils)");
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || tx.send(LogFile::open(&p).map(|_| ())));
+        // Generous: the open either fails at once or blocks until a reader comes, forever.
+        let result = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("opening a named pipe nobody reads blocked for 30 s");
+        let e = result.expect_err("a named pipe without a reader cannot take the log");
+        assert!(e.to_string().starts_with(&format!("--log.file {}: ", path.display())), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_named_pipe_with_a_reader_takes_the_log() {
+        let dir = scratch("fifo-read");
+        let path = dir.join("mirror.log");
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().expect("mkfifo (coreutils)").success());
+        // Non-blocking so opening the reader does not wait for a writer.
+        let mut reader = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&path).unwrap();
+        let log = LogFile::open(&path).unwrap();
+        log.writer().write_all(b"a line\n").unwrap();
+        let mut got = String::new();
+        io::Read::read_to_string(&mut io::Read::take(&mut reader, 7), &mut got).unwrap();
+        assert_eq!(got, "a line\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_new_log_file_gets_0640_and_an_existing_one_keeps_its_mode() {
+        let dir = scratch("modes");
+        let path = dir.join("mirror.log");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        drop(LogFile::open(&path).unwrap());
+        assert_eq!(format!("{:o}", mode(&path)), "640");
+        std::fs::set_permissions(&path, Permissions::from_mode(0o604)).unwrap();
+        let log = LogFile::open(&path).unwrap();
+        log.reopen().unwrap();
+        assert_eq!(format!("{:o}", mode(&path)), "604");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
