@@ -1,4 +1,5 @@
-//! Operations files: the systemd unit, the drop-in kafka-mirror-maker.sh.
+//! Operations files: the systemd unit, the drop-in kafka-mirror-maker.sh,
+//! and the `--pid.file`/`--log.file` files (modes, symlinks refused).
 
 mod common;
 
@@ -149,4 +150,75 @@ fn stats_line_estimates_the_time_to_catch_up_a_backlog() {
     }
     assert!(checked >= 2, "fewer than two stats lines showed the catch-up estimate:\n{out}");
     println!("backlog: {checked} stats lines with an estimate, e.g. {}", out.lines().find(|l| l.contains("catching up")).unwrap().split("stats: ").nth(1).unwrap());
+}
+
+/// Runs the binary under `umask 000` with `--pid.file` and `--log.file`;
+/// the consumer file does not exist, so it exits 1 right after opening both,
+/// before anything needs a broker.
+fn run_with_files(dir: &std::path::Path, pid: &std::path::Path, log: &std::path::Path) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(r#"umask 000; exec "$0" "$@""#)
+        .arg(bin())
+        .args(["--whitelist", "x", "--consumer.config"])
+        .arg(dir.join("absent-consumer.properties"))
+        .arg("--producer.config")
+        .arg(dir.join("absent-producer.properties"))
+        .arg("--pid.file")
+        .arg(pid)
+        .arg("--log.file")
+        .arg(log)
+        .output()
+        .unwrap()
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn pid_and_log_files_get_0644_and_0640_whatever_the_umask() {
+    let dir = std::env::temp_dir().join(unique("modes"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pid, log) = (dir.join("mm.pid"), dir.join("mirror.log"));
+    let out = run_with_files(&dir, &pid, &log);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The run got past both files: it stopped at the missing consumer file.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("absent-consumer.properties"), "{stderr}");
+    assert_eq!(format!("{:o}", mode(&pid)), "644", "pid file mode under umask 000");
+    assert_eq!(format!("{:o}", mode(&log)), "640", "new log file mode under umask 000");
+
+    // An existing log file keeps the mode its owner (or logrotate's `create`) gave it.
+    std::fs::remove_file(&pid).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = run_with_files(&dir, &pid, &log);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(format!("{:o}", mode(&log)), "600", "an existing log file's mode was changed");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("absent-consumer.properties"), "the second run did not append to the log");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn symlinks_at_the_pid_and_log_paths_are_refused_with_exit_1() {
+    let dir = std::env::temp_dir().join(unique("links"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let precious = dir.join("precious");
+    std::fs::write(&precious, "keep me\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+
+    for (option, pid, log) in [("--log.file", dir.join("mm.pid"), link.clone()), ("--pid.file", link.clone(), dir.join("mirror.log"))] {
+        let out = run_with_files(&dir, &pid, &log);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{option} at a symlink: {stderr}");
+        assert!(stderr.contains(&format!("{option} {}: ", link.display())) && stderr.contains("symbolic link"), "{option} at a symlink: {stderr}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n", "{option} wrote through the symlink");
+        assert_eq!(format!("{:o}", mode(&precious)), "600", "{option} changed the mode of the symlink's target");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
