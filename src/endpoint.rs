@@ -4,56 +4,282 @@
 //! endpoint serves one read-only page to a scraper, nothing more. It binds
 //! to 127.0.0.1 unless `--metrics.bind` says otherwise, so metrics are not
 //! exposed beyond the host by accident.
+//!
+//! Any process that can connect is a client, so no client may stall the
+//! scraper or grow the mirror's memory: each connection gets a thread of its
+//! own, at most `MAX_CONNECTIONS` at once (one more is told 503 at once);
+//! the request must arrive whole, at most `MAX_REQUEST_BYTES`, within
+//! `READ_DEADLINE` however it trickles in; the answer must be taken within
+//! `WRITE_DEADLINE`. What clients get wrong is logged at debug level only,
+//! or one of them could fill the log.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
-use log::{info, warn};
+use log::{debug, info, warn};
 
 use crate::metrics::Metrics;
 
+/// Connections served at once. A scraper needs one; the rest leaves room for
+/// a second scraper and a curl while a few clients misbehave.
+const MAX_CONNECTIONS: usize = 8;
+/// Request line and headers together; a scraper sends a few hundred bytes.
+const MAX_REQUEST_BYTES: usize = 8 * 1024;
+/// For the whole request, from the connection's accept to its blank line.
+const READ_DEADLINE: Duration = Duration::from_secs(5);
+/// For the whole answer; a page of tens of thousands of partitions takes a
+/// scraper on loopback well under a second.
+const WRITE_DEADLINE: Duration = Duration::from_secs(10);
+/// After a failed accept. The usual cause, no file descriptors left
+/// (EMFILE), leaves the connection queued, so accept fails again at once:
+/// without a pause the thread would spin and log at full speed.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+/// Least time between two warnings about the same repeating failure.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
 /// Binds now (so a taken port fails at start) and serves on a thread.
-pub fn serve(bind: &str, port: u16, metrics: Arc<Metrics>) -> std::io::Result<()> {
+pub fn serve(bind: &str, port: u16, metrics: Arc<Metrics>) -> io::Result<()> {
     let listener = TcpListener::bind((bind, port))?;
     info!("metrics endpoint: http://{}/metrics", listener.local_addr()?);
+    let active = Arc::new(AtomicUsize::new(0));
     thread::Builder::new().name("mirrormaker-metrics".into()).spawn(move || {
-        for conn in listener.incoming() {
-            match conn {
-                Ok(stream) => {
-                    if let Err(e) = answer(stream, &metrics) {
-                        warn!("metrics endpoint: {e}");
-                    }
-                }
-                Err(e) => warn!("metrics endpoint: {e}"),
-            }
-        }
+        let mut busy = Every::new(WARN_EVERY);
+        accept_loop(listener.incoming(), |stream| dispatch(stream, &active, &metrics, &mut busy), thread::sleep);
     })?;
     Ok(())
 }
 
-fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    // Drain the headers; the request line alone decides the answer.
-    let mut line = String::new();
-    while reader.read_line(&mut line)? > 2 {
-        line.clear();
+/// Takes connections until `incoming` ends (a listener's never does).
+fn accept_loop(incoming: impl Iterator<Item = io::Result<TcpStream>>, mut handle: impl FnMut(TcpStream), mut pause: impl FnMut(Duration)) {
+    let mut failing = Every::new(WARN_EVERY);
+    for conn in incoming {
+        match conn {
+            Ok(stream) => handle(stream),
+            Err(e) => {
+                if let Some(quiet) = failing.due(Instant::now()) {
+                    warn!("metrics endpoint: cannot accept a connection: {e}{}", quiet.since());
+                }
+                pause(ACCEPT_PAUSE);
+            }
+        }
     }
-    let path = request.split_whitespace().nth(1).unwrap_or("");
-    let (status, body) = if request.starts_with("GET ") && (path == "/metrics" || path == "/") {
-        ("200 OK", render(metrics))
-    } else {
-        ("404 Not Found", "only GET /metrics is served\n".to_string())
+}
+
+/// Starts a handler thread for the connection if a slot is free.
+fn dispatch(stream: TcpStream, active: &Arc<AtomicUsize>, metrics: &Arc<Metrics>, busy: &mut Every) {
+    let Some(slot) = Slot::take(active) else {
+        if let Some(quiet) = busy.due(Instant::now()) {
+            warn!("metrics endpoint: {MAX_CONNECTIONS} connections already open, answering 503 to further ones{}", quiet.since());
+        }
+        refuse_busy(stream);
+        return;
     };
-    write!(
-        stream,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+    let metrics = metrics.clone();
+    let spawned = thread::Builder::new().name("mirrormaker-metrics-conn".into()).spawn(move || {
+        // Held until the thread ends, by return or by unwinding.
+        let _slot = slot;
+        answer(stream, &metrics);
+    });
+    // The closure, slot and stream with it, is dropped when the spawn fails.
+    if let Err(e) = spawned {
+        warn!("metrics endpoint: cannot start a thread for a connection: {e}");
+    }
+}
+
+/// One of the `MAX_CONNECTIONS`; given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(active: &Arc<AtomicUsize>) -> Option<Slot> {
+        active.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_CONNECTIONS).then_some(n + 1)).ok()?;
+        Some(Slot(active.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// 503 on the accept thread, so it never waits: a fresh socket's send
+/// buffer takes these few bytes whole, and non-blocking calls give up
+/// rather than wait if it does not.
+fn refuse_busy(stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    let _ = (&stream).write_all(&response("503 Service Unavailable", "Retry-After: 1\r\n", "too many connections to the metrics endpoint; try again\n"));
+    let _ = stream.shutdown(Shutdown::Write);
+    // A request left unread turns the close into a reset, which can destroy
+    // the 503 before the client reads it; take what has arrived, no more.
+    let _ = (&stream).read(&mut [0u8; 1024]);
+}
+
+/// Why a request gets no page.
+#[derive(Debug)]
+enum Refusal {
+    /// An answer is owed: status line and body.
+    Answer(&'static str, &'static str),
+    /// The client went away or broke the connection; nothing to say to it.
+    Gone(io::Error),
+}
+
+fn answer(mut stream: TcpStream, metrics: &Metrics) {
+    let head = read_head(&mut stream, Instant::now() + READ_DEADLINE);
+    let bytes = match head {
+        Ok(head) => page_for(&head, metrics),
+        Err(Refusal::Answer(status, body)) => {
+            debug!("metrics endpoint: {status} to {}", peer(&stream));
+            response(status, "", body)
+        }
+        Err(Refusal::Gone(e)) => {
+            debug!("metrics endpoint: {} went away before its request was whole: {e}", peer(&stream));
+            return;
+        }
+    };
+    if let Err(e) = write_by(&mut stream, &bytes, Instant::now() + WRITE_DEADLINE) {
+        debug!("metrics endpoint: answer to {} not taken: {e}", peer(&stream));
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+fn peer(stream: &TcpStream) -> String {
+    stream.peer_addr().map_or_else(|_| "a client".into(), |a| a.to_string())
+}
+
+/// The request line and headers, read by `deadline` into a buffer of
+/// `MAX_REQUEST_BYTES` that is never grown.
+fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<String, Refusal> {
+    let mut buf = [0u8; MAX_REQUEST_BYTES];
+    let mut len = 0;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Refusal::Answer("408 Request Timeout", "the request did not arrive in time\n"));
+        }
+        stream.set_read_timeout(Some(left)).map_err(Refusal::Gone)?;
+        let n = match stream.read(&mut buf[len..]) {
+            Ok(0) => return Err(Refusal::Gone(io::ErrorKind::UnexpectedEof.into())),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                return Err(Refusal::Answer("408 Request Timeout", "the request did not arrive in time\n"))
+            }
+            Err(e) => return Err(Refusal::Gone(e)),
+        };
+        // Only the new bytes and the three before them can complete the end.
+        let from = len.saturating_sub(3);
+        len += n;
+        if let Some(end) = head_end(&buf[from..len]) {
+            return Ok(String::from_utf8_lossy(&buf[..from + end]).into_owned());
+        }
+        if len == buf.len() {
+            return Err(Refusal::Answer(
+                "431 Request Header Fields Too Large",
+                "request line and headers are limited to 8 KiB; only GET /metrics is served\n",
+            ));
+        }
+    }
+}
+
+/// Where the blank line ending the headers ends; bare LFs are accepted as
+/// curl and HTTP/1.0 clients may send them.
+fn head_end(bytes: &[u8]) -> Option<usize> {
+    (0..bytes.len()).find_map(|i| {
+        let rest = &bytes[i..];
+        if rest.starts_with(b"\r\n\r\n") {
+            Some(i + 4)
+        } else if rest.starts_with(b"\n\n") {
+            Some(i + 2)
+        } else if rest.starts_with(b"\n\r\n") {
+            Some(i + 3)
+        } else {
+            None
+        }
+    })
+}
+
+/// The page for `GET /metrics` (or `/`), 404 for anything else; 500 if
+/// rendering panics, which ends that scrape and nothing more.
+fn page_for(head: &str, metrics: &Metrics) -> Vec<u8> {
+    let request = head.lines().next().unwrap_or("");
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    if !(request.starts_with("GET ") && (path == "/metrics" || path == "/")) {
+        return response("404 Not Found", "", "only GET /metrics is served\n");
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(metrics))) {
+        Ok(body) => response("200 OK", "", &body),
+        Err(_) => {
+            warn!("metrics endpoint: rendering the page panicked (the message went to stderr); answering 500");
+            response("500 Internal Server Error", "", "rendering the metrics failed; see the mirror's log and stderr\n")
+        }
+    }
+}
+
+/// One buffer, so the answer leaves in as few segments as the kernel likes.
+fn response(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}",
         body.len()
     )
+    .into_bytes()
+}
+
+/// `write_all` with one deadline for all of it: a timeout per write call
+/// alone would let a client that reads a byte now and then hold on forever.
+fn write_by(stream: &mut TcpStream, mut data: &[u8], deadline: Instant) -> io::Result<()> {
+    while !data.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("not read within {WRITE_DEADLINE:?}")));
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Lets a repeating failure through at most once per period, and counts
+/// what it held back.
+struct Every {
+    period: Duration,
+    last: Option<Instant>,
+    held: u64,
+}
+
+/// How many warnings were held back before the one let through.
+struct Held(u64);
+
+impl Held {
+    fn since(&self) -> String {
+        match self.0 {
+            0 => String::new(),
+            n => format!(" ({n} more like it since the last warning)"),
+        }
+    }
+}
+
+impl Every {
+    fn new(period: Duration) -> Every {
+        Every { period, last: None, held: 0 }
+    }
+
+    fn due(&mut self, now: Instant) -> Option<Held> {
+        if self.last.is_some_and(|last| now.saturating_duration_since(last) < self.period) {
+            self.held += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(Held(std::mem::take(&mut self.held)))
+    }
 }
 
 /// One metric family: HELP and TYPE once, then its series.
@@ -193,5 +419,195 @@ mod tests {
         let ok = get("/metrics");
         assert!(ok.starts_with("HTTP/1.1 200 OK") && ok.contains("mirror_maker_commits_total 0"), "{ok}");
         assert!(get("/other").starts_with("HTTP/1.1 404"));
+    }
+
+    /// Far above anything the endpoint should need on 2 busy cores.
+    const GENEROUS: Duration = Duration::from_secs(30);
+
+    fn start(metrics: Arc<Metrics>) -> u16 {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        serve("127.0.0.1", port, metrics).unwrap();
+        port
+    }
+
+    /// A scrape as Prometheus makes it; the whole answer, or why there is none.
+    fn scrape(port: u16) -> Result<String, String> {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+        s.set_read_timeout(Some(GENEROUS)).unwrap();
+        s.set_write_timeout(Some(GENEROUS)).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n\r\n").map_err(|e| format!("write: {e}"))?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).map_err(|e| format!("no answer within {GENEROUS:?}: {e}"))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn wait_for(what: &str, deadline: Duration, mut cond: impl FnMut() -> bool) {
+        let until = Instant::now() + deadline;
+        while !cond() {
+            assert!(Instant::now() < until, "timed out after {deadline:?} waiting for {what}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_client_sending_a_byte_a_second_neither_blocks_a_scrape_nor_stays_connected() {
+        let port = start(Arc::new(Metrics::default()));
+        let sent = Arc::new(AtomicUsize::new(0));
+        let slow = {
+            let sent = sent.clone();
+            thread::spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.write_all(b"GET /metrics HTTP/1.1\r\nX-Slow: ").unwrap();
+                // Two minutes of a byte a second unless the server hangs up first.
+                for _ in 0..120 {
+                    if let Err(e) = s.write_all(b"a") {
+                        return Some(e);
+                    }
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    thread::sleep(Duration::from_secs(1));
+                }
+                None
+            })
+        };
+        // Connected and trickling before the scrape, so the scrape queues behind it.
+        wait_for("the slow client to send its first bytes", GENEROUS, || sent.load(Ordering::SeqCst) >= 2);
+        let page = scrape(port).expect("a scrape while a slow client is connected");
+        assert!(page.starts_with("HTTP/1.1 200 OK") && page.contains("mirror_maker_commits_total 0"), "{page}");
+        let ended = slow.join().unwrap();
+        assert!(ended.is_some(), "the server let a client trickle a request for two minutes (sent {} bytes)", sent.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_ten_megabyte_request_line_is_cut_off_and_does_not_block_a_scrape() {
+        let port = start(Arc::new(Metrics::default()));
+        let hostile = thread::spawn(move || {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            // A server that neither reads nor hangs up fails the test instead of hanging it.
+            s.set_write_timeout(Some(GENEROUS)).unwrap();
+            s.write_all(b"GET /").unwrap();
+            let chunk = vec![b'a'; 64 * 1024];
+            let mut accepted = 5;
+            while accepted < 10 << 20 {
+                match s.write(&chunk) {
+                    Ok(n) => accepted += n,
+                    Err(e) => return (accepted, Some(e)),
+                }
+            }
+            (accepted, None)
+        });
+        let page = scrape(port).expect("a scrape while a client sends a 10 MB request line");
+        assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+        let (accepted, error) = hostile.join().unwrap();
+        // The kernel's buffers take a few MB before the server's close shows;
+        // a server that read on would have taken all 10 MB.
+        let e = error.unwrap_or_else(|| panic!("the server took the whole 10 MB request line ({accepted} bytes) without hanging up"));
+        assert!(
+            matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset),
+            "the hostile client's write failed for another reason than the server hanging up: {e}"
+        );
+    }
+
+    /// Metrics whose page is far larger than the socket buffers (a few MB on
+    /// loopback), so a client that does not read stalls the server's writes.
+    fn huge_page_metrics() -> Arc<Metrics> {
+        let m = Arc::new(Metrics::default());
+        for i in 0..40_000 {
+            let t = m.topic(0, &format!("a-topic-with-a-long-name-to-fill-the-page-{i:06}"));
+            Metrics::add(&t.consumed, i);
+        }
+        m
+    }
+
+    /// Asks for the page and reads nothing back.
+    fn request_and_never_read(port: u16) -> TcpStream {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        s
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_does_not_block_a_scrape() {
+        let port = start(huge_page_metrics());
+        let _stalled = request_and_never_read(port);
+        let page = scrape(port).expect("a scrape while another client does not read its answer");
+        assert!(page.starts_with("HTTP/1.1 200 OK") && page.contains("mirror_maker_commits_total 0"), "{}", &page[..page.len().min(300)]);
+    }
+
+    #[test]
+    fn past_the_connection_cap_a_client_gets_503_and_stalled_readers_free_their_slots() {
+        let port = start(huge_page_metrics());
+        // Every slot taken by a client that asked for the big page and reads nothing.
+        let stalled: Vec<TcpStream> = (0..MAX_CONNECTIONS).map(|_| request_and_never_read(port)).collect();
+        // The accept thread takes them in order; one more is refused at once.
+        wait_for("a connection past the cap to be answered 503", GENEROUS, || {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.set_read_timeout(Some(GENEROUS)).unwrap();
+            let mut out = Vec::new();
+            let _ = s.read_to_end(&mut out);
+            out.starts_with(b"HTTP/1.1 503 ")
+        });
+        // The stalled clients still hold their sockets; the write deadline
+        // gives their slots back.
+        wait_for("a scrape to be served again", WRITE_DEADLINE + GENEROUS, || scrape(port).is_ok_and(|p| p.starts_with("HTTP/1.1 200 OK")));
+        drop(stalled);
+    }
+
+    #[test]
+    fn accept_failures_pause_the_loop_and_are_not_logged_each_time() {
+        let failures = (0..5).map(|_| Err(io::Error::from_raw_os_error(libc::EMFILE)));
+        let mut pauses = Vec::new();
+        accept_loop(failures, |_| panic!("no connection was offered"), |d| pauses.push(d));
+        assert_eq!(pauses, vec![ACCEPT_PAUSE; 5]);
+
+        let t0 = Instant::now();
+        let mut every = Every::new(Duration::from_secs(60));
+        assert_eq!(every.due(t0).map(|h| h.0), Some(0));
+        assert!(every.due(t0 + Duration::from_secs(1)).is_none());
+        assert!(every.due(t0 + Duration::from_secs(59)).is_none());
+        let next = every.due(t0 + Duration::from_secs(60)).expect("a warning once the period is over");
+        assert_eq!(next.since(), " (2 more like it since the last warning)");
+        assert_eq!(every.due(t0 + Duration::from_secs(121)).map(|h| h.0), Some(0));
+    }
+
+    #[test]
+    fn the_end_of_the_headers_is_found_with_crlf_or_bare_lf_and_across_reads() {
+        let crlf = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert_eq!(head_end(&[&crlf[..], b"body"].concat()), Some(crlf.len()));
+        let lf = b"GET / HTTP/1.0\nHost: x\n\n";
+        assert_eq!(head_end(lf), Some(lf.len()));
+        assert_eq!(head_end(b"GET / HTTP/1.1\r\nHost: x\r\n"), None);
+    }
+
+    #[test]
+    fn a_request_arriving_a_byte_at_a_time_within_the_deadline_is_served() {
+        let port = start(Arc::new(Metrics::default()));
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(GENEROUS)).unwrap();
+        s.set_nodelay(true).unwrap();
+        for b in b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" {
+            s.write_all(&[*b]).unwrap();
+        }
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 200 OK") && out.contains("mirror_maker_commits_total 0"), "{out}");
+    }
+
+    #[test]
+    fn a_panic_while_rendering_answers_500_and_the_endpoint_keeps_serving() {
+        let m = Arc::new(Metrics::default());
+        let poisoner = m.clone();
+        let _ = thread::spawn(move || {
+            let _held = poisoner.lag.lock().unwrap();
+            panic!("poisons the lag table on purpose");
+        })
+        .join();
+        let port = start(m);
+        // More scrapes than there are handler slots: a slot lost per panic would show.
+        for i in 0..20 {
+            let page = scrape(port).unwrap_or_else(|e| panic!("scrape {i} after a render panic: {e}"));
+            assert!(page.starts_with("HTTP/1.1 500"), "scrape {i}: {page}");
+        }
     }
 }
