@@ -142,14 +142,17 @@ pub struct BeyondOptions {
 
 impl Default for BeyondOptions {
     fn default() -> Self {
-        BeyondOptions { create_topics: true, sync_partitions: true, provenance: true, throttle_records_per_sec: None, throttle_bytes_per_sec: None }
+        // No provenance header by default: the target's records are the
+        // source's, byte for byte, as MM1 wrote them; active/active turns it on.
+        BeyondOptions { create_topics: true, sync_partitions: true, provenance: false, throttle_records_per_sec: None, throttle_bytes_per_sec: None }
     }
 }
 
 fn beyond_options(m: &ArgMatches) -> Result<BeyondOptions, UsageError> {
-    let flag = |name: &str, what: &str| -> Result<bool, UsageError> {
+    let defaults = BeyondOptions::default();
+    let flag = |name: &str, default: bool, what: &str| -> Result<bool, UsageError> {
         match m.get_one::<String>(name) {
-            None => Ok(true),
+            None => Ok(default),
             Some(v) => parse_bool(v).ok_or_else(|| UsageError(format!("--{name} '{v}' is not a boolean; write true or false ({what})"))),
         }
     };
@@ -163,9 +166,9 @@ fn beyond_options(m: &ArgMatches) -> Result<BeyondOptions, UsageError> {
         }
     };
     Ok(BeyondOptions {
-        create_topics: flag("create.topics", "false leaves topic creation to the target broker, as MM1 did")?,
-        sync_partitions: flag("sync.partitions", "false: partitions added at the source are not added on the target")?,
-        provenance: flag("provenance.header", "false: records are not stamped with their source cluster and loops are not detected")?,
+        create_topics: flag("create.topics", defaults.create_topics, "false leaves topic creation to the target broker, as MM1 did")?,
+        sync_partitions: flag("sync.partitions", defaults.sync_partitions, "false: partitions added at the source are not added on the target")?,
+        provenance: flag("provenance.header", defaults.provenance, "true stamps each record with its source cluster and stops loops between two mirrors running in opposite directions")?,
         throttle_records_per_sec: rate("throttle.records.per.sec", "records")?,
         throttle_bytes_per_sec: rate("throttle.bytes.per.sec", "bytes")?,
     })
@@ -253,7 +256,7 @@ fn command() -> Command {
         .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
         .arg(value("create.topics", "Create a missing target topic like the source topic (partitions, replication up to the target's broker count, topic configs). false: the target broker decides, as with MM1. Default true.").value_name("BOOL"))
         .arg(value("sync.partitions", "When a source topic gains partitions, add them to the target topic. Default true.").value_name("BOOL"))
-        .arg(value("provenance.header", "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, so A->B and B->A can run together. Default true.").value_name("BOOL"))
+        .arg(value("provenance.header", "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, so A->B and B->A can run together (turn it on in both directions). Default false: the target's records are the source's, byte for byte.").value_name("BOOL"))
         .arg(value("throttle.records.per.sec", "Most records per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
         .arg(value("throttle.bytes.per.sec", "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
         .arg(Arg::new("check-config").long("check-config").action(ArgAction::SetTrue).help(
@@ -681,7 +684,9 @@ mod tests {
     fn beyond_mm1_options() {
         let o = run_with(&["--whitelist", "x"]);
         assert_eq!(o.beyond, BeyondOptions::default());
-        assert!(o.beyond.create_topics && o.beyond.sync_partitions && o.beyond.provenance);
+        assert!(o.beyond.create_topics && o.beyond.sync_partitions, "{o:?}");
+        assert!(!o.beyond.provenance, "the target's records are the source's, with nothing added, unless asked");
+        assert!(run_with(&["--whitelist", "x", "--provenance.header", "true"]).beyond.provenance);
         let o = run_with(&[
             "--whitelist", "x", "--create.topics=false", "--sync.partitions", "FALSE", "--provenance.header", "false",
             "--throttle.records.per.sec", "500", "--throttle.bytes.per.sec=1000000",

@@ -73,6 +73,16 @@ pub fn create_topic(bootstrap: &str, name: &str, partitions: i32, configs: &[(&s
     wait_until("topic metadata", || partitions_of(bootstrap, name) == Some(partitions as usize));
 }
 
+/// Grows a topic to `n` partitions and waits until its metadata says so.
+pub fn add_partitions(bootstrap: &str, topic: &str, n: usize) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let res = block_on(admin.create_partitions(&[rdkafka::admin::NewPartitions::new(topic, n)], &AdminOptions::new())).unwrap();
+    for r in res {
+        r.unwrap_or_else(|(t, e)| panic!("add partitions to {t}: {e}"));
+    }
+    wait_until("partitions added", || partitions_of(bootstrap, topic) == Some(n));
+}
+
 pub fn partitions_of(bootstrap: &str, topic: &str) -> Option<usize> {
     let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
     let md = c.fetch_metadata(Some(topic), Duration::from_secs(10)).ok()?;
@@ -247,12 +257,12 @@ pub fn committed_and_end(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32,
         .collect()
 }
 
-/// Checks every expected record arrived (by seq) with identical content.
-/// Returns the number of duplicates (at-least-once redelivery).
-/// The mirror's provenance header (`mirror-maker.source-cluster`) is left
-/// out of the comparison: it is added on purpose (see tests/beyond.rs).
+/// Checks every expected record arrived (by seq) exactly as the source
+/// wrote it: key, value, headers and timestamp, nothing added (the default
+/// writes no provenance header). Returns the number of duplicates
+/// (at-least-once redelivery).
 pub fn assert_same_records(topic: &str, expected: &[Rec], landed: &[Landed]) -> usize {
-    let landed: Vec<Rec> = landed.iter().map(|l| without_provenance(&l.rec)).collect();
+    let landed: Vec<Rec> = landed.iter().map(|l| l.rec.clone()).collect();
     let mut by_seq: HashMap<u64, &Rec> = HashMap::new();
     let mut dups = 0;
     for rec in &landed {
@@ -269,6 +279,13 @@ pub fn assert_same_records(topic: &str, expected: &[Rec], landed: &[Landed]) -> 
         assert_eq!(by_seq[&(i as u64)], e, "{topic}: record {i} differs");
     }
     dups
+}
+
+/// [`assert_same_records`] for a mirror run with `--provenance.header
+/// true`: the header it adds on purpose is left out of the comparison.
+pub fn assert_same_records_but_provenance(topic: &str, expected: &[Rec], landed: &[Landed]) -> usize {
+    let stripped: Vec<Landed> = landed.iter().map(|l| Landed { rec: without_provenance(&l.rec), ..l.clone() }).collect();
+    assert_same_records(topic, expected, &stripped)
 }
 
 pub const PROVENANCE_HEADER: &str = "mirror-maker.source-cluster";
