@@ -72,6 +72,28 @@ fn position(in_flight: &VecDeque<(i64, State)>, offset: i64) -> Option<usize> {
     in_flight.binary_search_by_key(&offset, |(o, _)| *o).ok()
 }
 
+/// The source handed out `offset`, below one already seen, within one
+/// assignment: its log was truncated (an unclean leader election, a topic
+/// made again) and librdkafka reset the position. Tracking starts again
+/// there, as for a new assignment: records from before are no longer
+/// awaited and their acks settle nothing (a new epoch), and the commit may go
+/// back with the log. Left in place, the out-of-order entry would never be
+/// found by its ack: commits would stop and every drain would time out.
+fn rewind(tp: &Tp, st: &mut PartitionState, offset: i64) {
+    log::warn!(
+        "source partition {}-{} went back from offset {} to {offset} (its log was truncated or the topic made again); \
+         tracking restarts at {offset}: records from {offset} on are mirrored again, and {} records from before that are no longer awaited",
+        tp.0,
+        tp.1,
+        st.next,
+        st.sending
+    );
+    st.epoch = NEXT_EPOCH.fetch_add(1, Ordering::Relaxed);
+    st.in_flight.clear();
+    st.sending = 0;
+    st.committed = None;
+}
+
 /// The tracker of one consumer stream: the partitions its consumer owns.
 #[derive(Debug, Default)]
 pub struct OffsetTracker {
@@ -124,7 +146,8 @@ impl OffsetTracker {
     }
 
     /// Records that `offset` of `tp` is about to be handed to a producer.
-    /// Offsets of one partition must be registered in ascending order.
+    /// Offsets of one partition ascend; one below those seen restarts the
+    /// partition's tracking (see [`rewind`]).
     pub fn register(self: &Arc<Self>, tp: &Tp, offset: i64) -> AckHandle {
         let epoch = self.track(tp, offset);
         AckHandle { tracker: self.clone(), tp: tp.clone(), offset, epoch }
@@ -147,7 +170,10 @@ impl OffsetTracker {
                 sending: 0,
             }),
         };
-        debug_assert!(st.in_flight.back().is_none_or(|(o, _)| *o < offset), "offsets must ascend");
+        if offset < st.next {
+            rewind(tp, st, offset);
+            self.drained.notify_all();
+        }
         st.in_flight.push_back((offset, State::Sending));
         st.sending += 1;
         st.next = offset + 1;
@@ -403,6 +429,34 @@ mod tests {
         let _new = t.register(&a, 5);
         old.done();
         assert_eq!(t.committable(), vec![(a, 5)]);
+    }
+
+    /// After log truncation on the source (an unclean leader election, or a
+    /// topic deleted and made again), librdkafka resets the position and
+    /// hands out offsets below those already seen, within one assignment.
+    #[test]
+    fn an_offset_that_goes_backwards_restarts_the_partitions_tracking() {
+        let t = OffsetTracker::new();
+        let a = tp("a", 0);
+        let old: Vec<_> = (100..103).map(|o| t.register(&a, o)).collect();
+        old[0].done();
+        t.mark_committed(&t.committable());
+        assert_eq!(t.committable(), vec![], "101 committed");
+        // Offsets 101 and 102 are still in flight when the log is truncated
+        // and the consumer goes back to 40.
+        let new = t.register(&a, 40);
+        assert_ne!(new.epoch, old[1].epoch, "a new epoch: acks of records from before the rewind settle nothing");
+        assert_eq!(t.in_flight(None), 1, "records from before the rewind are no longer awaited");
+        old[1].done();
+        old[2].done();
+        assert_eq!(t.committable(), vec![(a.clone(), 40)], "only the new record counts");
+        new.done();
+        let next = t.register(&a, 41);
+        // Committing goes backwards with the log: 41 < 101.
+        assert_eq!(t.committable(), vec![(a.clone(), 41)]);
+        assert!(!t.wait_drained(Some(&[a.clone()]), Instant::now() + Duration::from_millis(20)), "41 is in flight");
+        next.done();
+        assert!(t.wait_drained(Some(&[a]), Instant::now() + Duration::from_secs(30)), "nothing from before the rewind holds the drain");
     }
 
     #[test]
