@@ -125,10 +125,14 @@ impl ConsumerContext for StreamContext {
             let tps = tps_of(list);
             // Records never handed to a worker are simply not sent; the
             // next owner reads them again from the committed offset.
-            let unsent = self.outbox.lock().unwrap().take_back(Some(&tps));
+            let (unsent, outcome) = self.outbox.lock().unwrap().take_back(Some(&tps));
             for (tp, first) in &unsent {
                 self.tracker.abandon(tp, *first);
             }
+            // Still assigned here, so the resume reaches librdkafka: a pause
+            // it kept past the revocation would outlive the partition's
+            // next assignment.
+            apply(consumer, &self.name, outcome);
             if consumer.assignment_lost() {
                 warn!("[{}] assignment lost; nothing is committed for {} partitions", self.name, tps.len());
                 self.tracker.remove(&tps);
@@ -154,6 +158,15 @@ impl ConsumerContext for StreamContext {
                 let mut names: Vec<String> = list.elements().iter().map(|e| format!("{}-{}", e.topic(), e.partition())).collect();
                 names.sort();
                 info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
+                // New to this stream, so nothing of theirs is held or paused
+                // here; librdkafka may still hold an application pause from an
+                // earlier assignment (one lost without a revocation callback
+                // that could resume it). Resumed, so what it pauses is what
+                // the outbox pauses.
+                let assigned = tps_of(list);
+                if let Err(e) = consumer.resume(&list_of(&assigned)) {
+                    debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, assigned.len());
+                }
                 self.report_gaps(consumer, list);
             }
             Rebalance::Error(e) => warn!("[{}] rebalance error: {e}", self.name),
@@ -595,7 +608,9 @@ impl Stream {
     /// still held.
     fn retry_held(&mut self) -> bool {
         let mut outbox = self.consumer.context().outbox.lock().unwrap();
-        if !outbox.has_held() {
+        // Paused with nothing held should not happen (take_back resumes
+        // them), but if it did, retry_held is what resumes them.
+        if !outbox.has_held() && !outbox.has_paused() {
             return false;
         }
         let outcome = outbox.retry_held();

@@ -309,6 +309,11 @@ impl Outbox {
         self.paused.iter().flatten().cloned().collect()
     }
 
+    /// Whether any partition is paused because of held batches.
+    pub fn has_paused(&self) -> bool {
+        self.paused.iter().any(|p| !p.is_empty())
+    }
+
     /// Whether any batch is waiting for room in a channel.
     pub fn has_held(&self) -> bool {
         self.held.iter().any(|q| !q.is_empty())
@@ -316,10 +321,15 @@ impl Outbox {
 
     /// Removes the records never sent of the given partitions (all when
     /// `None`); returns each partition's first such offset, from which its
-    /// offsets are to be abandoned.
-    pub fn take_back(&mut self, only: Option<&[Tp]>) -> Vec<(Tp, i64)> {
+    /// offsets are to be abandoned, and the partitions to resume now: the
+    /// chosen ones that were paused (librdkafka keeps an application pause
+    /// across unassign and assign, so one given up paused would come back
+    /// paused with nothing here to resume it), and those of workers left
+    /// with nothing held (the batches that would have resumed them are gone).
+    pub fn take_back(&mut self, only: Option<&[Tp]>) -> (Vec<(Tp, i64)>, Outcome) {
         let chosen = |tp: &Tp| only.is_none_or(|tps| tps.contains(tp));
         let mut first: Vec<(Tp, i64)> = Vec::new();
+        let mut outcome = Outcome::default();
         for w in 0..self.senders.len() {
             // Held batches are older than the open one, the front oldest:
             // the first record met is each partition's lowest offset.
@@ -336,15 +346,22 @@ impl Outbox {
                 });
             }
             self.held[w].retain(|b| !b.is_empty());
-            self.paused[w].retain(|tp| !chosen(tp));
+            if self.held[w].is_empty() {
+                outcome.resume.append(&mut self.paused[w]);
+            } else {
+                let (revoked, kept) = std::mem::take(&mut self.paused[w]).into_iter().partition(|tp| chosen(tp));
+                outcome.resume.extend::<Vec<Tp>>(revoked);
+                self.paused[w] = kept;
+            }
         }
-        first
+        (first, outcome)
     }
 
     /// Takes back everything never sent and lets go of the channels, so the
     /// workers finish once every stream has done so.
     pub fn close(&mut self) -> Vec<(Tp, i64)> {
-        let first = self.take_back(None);
+        // Nothing to resume: the stream pauses all it has while it stops.
+        let (first, _) = self.take_back(None);
         self.senders.clear();
         first
     }
@@ -501,8 +518,12 @@ mod tests {
         }
         o.ship_all();
         assert!(o.has_held());
-        // Revoking partition 1 takes back its records, held or open.
-        assert_eq!(o.take_back(Some(&[tp(1)])), vec![(tp(1), 0)]);
+        // Revoking partition 1 takes back its records, held or open, and
+        // resumes it before it is given up; partition 0 stays paused behind
+        // its own held batch.
+        let (first, outcome) = o.take_back(Some(&[tp(1)]));
+        assert_eq!((first, outcome.resume), (vec![(tp(1), 0)], vec![tp(1)]));
+        assert_eq!(o.paused(), vec![tp(0)]);
         let mut got = drain(&rx);
         let mut resumed = Vec::new();
         while o.has_held() {
@@ -519,6 +540,39 @@ mod tests {
         assert!(!o.has_held());
         drop(o);
         assert!(rx.rx.recv().is_err(), "the channel is disconnected once the outbox let go");
+    }
+
+    /// Revoking the partition of the only batch still held must resume the
+    /// partitions that stay ours and are paused: nothing held is left to
+    /// resume them later, and librdkafka keeps an application pause across
+    /// unassign and assign (it resets only its own), so the revoked ones
+    /// must be resumed too before they are given up.
+    #[test]
+    fn revoking_the_last_held_batch_resumes_what_stays_paused() {
+        let f = TestSource::new();
+        let (tx, rx) = lane(Bound::records(1));
+        let mut o = Outbox::new(vec![tx], Bound::records(1), Duration::ZERO, f.metrics.clone());
+        push(&mut o, &f, 0, 2, 0, None, Some(b"fills the channel"));
+        assert_eq!(o.ship_all(), Outcome::default());
+        // p0's batch is held, then p1's: both paused.
+        push(&mut o, &f, 0, 0, 0, None, Some(b"p0"));
+        assert_eq!(o.ship_all().pause, vec![tp(0)]);
+        push(&mut o, &f, 0, 1, 0, None, Some(b"p1"));
+        assert_eq!(o.ship_all().pause, vec![tp(1)]);
+        // One record drained: p0's batch goes, p1's is still held, so
+        // nothing resumes yet (p0 and p1 share a worker).
+        assert_eq!(drain(&rx).len(), 1);
+        assert_eq!(o.retry_held(), Outcome::default());
+        assert_eq!(o.paused(), vec![tp(0), tp(1)]);
+        // p1 is revoked: its held batch is taken back, nothing is held any more.
+        let (first, outcome) = o.take_back(Some(&[tp(1)]));
+        assert_eq!(first, vec![(tp(1), 0)]);
+        assert!(!o.has_held());
+        let mut resumed = outcome.resume.clone();
+        resumed.sort();
+        assert_eq!(resumed, vec![tp(0), tp(1)], "p0 stays ours and p1 is given up: both must be resumed in librdkafka now");
+        assert!(o.paused().is_empty(), "what the stream believes paused: nothing");
+        assert_eq!(o.retry_held(), Outcome::default());
     }
 
     #[test]
