@@ -1,5 +1,6 @@
-//! What librdkafka's public API cannot tell cheaply about a fetched record:
-//! whether it has headers at all.
+//! What librdkafka's public API cannot tell about a record: whether a
+//! fetched one has headers at all (cheaply), and the timestamp a produced
+//! one was sent with, once its delivery failed.
 //!
 //! `rd_kafka_message_headers` parses a record's headers on first access, and
 //! for a v2 record without any it still builds a parse buffer (a zeroed
@@ -41,9 +42,43 @@ struct MsgHead {
     binhdrs_data: *const u8,
 }
 
+/// `rd_kafka_version()` of the librdkafka whose layout [`MsgHead`] copies.
+const LAYOUT_VERSION: i32 = 0x020c_01ff;
+
+/// Whether the librdkafka running is the one [`MsgHead`] was checked
+/// against (it is linked statically from `rdkafka-sys`, so it changes only
+/// with that crate); asked once.
+fn layout_known() -> bool {
+    use std::sync::OnceLock;
+    static KNOWN: OnceLock<bool> = OnceLock::new();
+    // SAFETY: a plain getter with no arguments.
+    *KNOWN.get_or_init(|| unsafe { rdkafka::bindings::rd_kafka_version() } == LAYOUT_VERSION)
+}
+
+/// librdkafka's `RD_KAFKA_TIMESTAMP_CREATE_TIME`.
+const CREATE_TIME: c_int = 1;
+
+/// The timestamp a produced record carried, read from its failed delivery
+/// report: `rd_kafka_message_timestamp` answers -1 for any message with an
+/// error, and a record sent again must keep its source timestamp. None when
+/// the layout is not the one checked, or the record has no create time.
+pub fn produced_timestamp(msg: &BorrowedMessage<'_>) -> Option<i64> {
+    if !layout_known() {
+        return None;
+    }
+    // SAFETY: a delivery report's rd_kafka_message_t is the first field of
+    // the producer's rd_kafka_msg_t, alive for as long as `msg` borrows it;
+    // MsgHead is a prefix of that struct in this librdkafka (checked above).
+    let head = unsafe { &*(msg.ptr() as *const MsgHead) };
+    (head.tstype == CREATE_TIME && head.timestamp >= 0).then_some(head.timestamp)
+}
+
 /// True when the record certainly has no headers; false when it has some or
 /// when this cannot tell (then ask `Message::headers`).
 pub fn without_headers(msg: &BorrowedMessage<'_>) -> bool {
+    if !layout_known() {
+        return false;
+    }
     // SAFETY: a consumed rd_kafka_message_t is the first field of an
     // rd_kafka_msg_t living inside librdkafka's op for as long as `msg`
     // borrows it, and MsgHead is a prefix of that struct. The byte read is
@@ -62,6 +97,16 @@ pub fn without_headers(msg: &BorrowedMessage<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_linked_librdkafka_is_the_one_whose_layout_was_checked() {
+        // Fails when rdkafka-sys brings another librdkafka: check MsgHead
+        // against its rdkafka_msg.h, then update LAYOUT_VERSION. Until then
+        // the safe paths are taken (slower headers; a record whose delivery
+        // failed is not sent again with a timestamp it cannot read).
+        assert!(layout_known(), "librdkafka {:#x}, layout checked for {LAYOUT_VERSION:#x}", unsafe { rdkafka::bindings::rd_kafka_version() });
+    }
+
     use std::time::{Duration, Instant};
 
     use rdkafka::consumer::{BaseConsumer, Consumer};

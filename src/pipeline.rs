@@ -149,6 +149,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             cluster: target_cluster.clone(),
             partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
             deliveries: Default::default(),
+            resends: Default::default(),
         };
         let p: producer::TargetProducer = producer::create(&target_config, ctx)
             .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
@@ -164,7 +165,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, deliveries: Default::default() };
+        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, deliveries: Default::default(), resends: Default::default() };
         Some(Arc::new(producer::create::<producer::MetaProducer>(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None

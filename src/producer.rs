@@ -14,6 +14,7 @@
 
 use std::ffi::{c_int, c_void, CString};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -21,7 +22,7 @@ use std::time::Duration;
 use crossbeam_channel::RecvTimeoutError;
 use log::{error, info, warn};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::Message;
+use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
 use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::{RDKafka, RDKafkaTopic};
@@ -234,6 +235,104 @@ pub struct DeliveryContext {
     pub partitioner: Option<ByteArrayPartitioner>,
     /// What each in-flight record's delivery report must settle.
     pub deliveries: Deliveries,
+    /// Records whose failure says nothing about the record itself, to send
+    /// again (see [`Resends`]).
+    pub resends: Resends,
+}
+
+/// Delivery failures that are not the target refusing the record: the
+/// record goes again, its offset still in flight, instead of being skipped
+/// or stopping the mirror.
+///
+/// - A batch the broker refuses as too large fails every record in it,
+///   though perhaps only one of them is too large, or none is and only the
+///   batch is. The worker sends each again alone (nothing else in flight,
+///   so each travels in a batch of its own): only a record refused alone is
+///   refused for good. Java's producer splits such batches the same way.
+///   They land after records of their partitions sent meanwhile.
+/// - An explicit partition librdkafka does not know yet (partition-preserving
+///   mode, the target just grown): its metadata is stale, so it is refreshed
+///   and the record sent again once the partition is there.
+/// - Errors of the idempotent producer's sequence state, which librdkafka
+///   recovers from by bumping its epoch.
+///
+/// A fatal error is none of these: the producer instance can send nothing
+/// more, so the mirror stops and commits nothing past what was delivered.
+#[derive(Default)]
+pub struct Resends {
+    queue: Mutex<Vec<Resend>>,
+    /// Set while the worker sends records alone.
+    alone: AtomicBool,
+    /// While alone: how many times the record in flight was sent again before.
+    tries: AtomicU32,
+    /// Set once librdkafka reported a fatal error for this producer.
+    fatal: AtomicBool,
+}
+
+/// A record to send again, as its failed delivery report carried it.
+struct Resend {
+    opaque: usize,
+    topic: String,
+    partition: i32,
+    key: Option<Vec<u8>>,
+    value: Option<Vec<u8>>,
+    headers: Option<OwnedHeaders>,
+    timestamp: Option<i64>,
+    /// Times sent again already.
+    tries: u32,
+    err: KafkaError,
+}
+
+/// How many times a record failing with the idempotent producer's sequence
+/// errors is sent again before the mirror stops on it (never skipped).
+const MAX_STATE_RESENDS: u32 = 10;
+
+impl Resends {
+    fn is_empty(&self) -> bool {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+
+    fn take(&self) -> Vec<Resend> {
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn push(&self, r: Resend) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(r);
+    }
+
+    fn is_fatal(&self) -> bool {
+        self.fatal.load(Ordering::SeqCst)
+    }
+}
+
+/// What a failed delivery report calls for.
+#[derive(Debug, PartialEq)]
+enum Failure {
+    /// Purged: at shutdown past the drain deadline, or after a fatal error.
+    Purged,
+    /// The producer instance is broken.
+    Fatal,
+    /// Send the record again (see [`Resends`]).
+    Resend,
+    /// The target refuses the record itself: abort or skip, as configured.
+    Permanent,
+}
+
+/// Sorts a failed delivery: `alone` says whether the record was sent alone,
+/// `fatal` whether librdkafka reported a fatal error, `tries` how many times
+/// it was sent again already.
+fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32) -> Failure {
+    use RDKafkaErrorCode::*;
+    match code {
+        Some(PurgeQueue | PurgeInflight) => Failure::Purged,
+        Some(Fatal) => Failure::Fatal,
+        _ if fatal => Failure::Fatal,
+        Some(MessageSizeTooLarge | MessageBatchTooLarge) if !alone => Failure::Resend,
+        Some(UnknownPartition) => Failure::Resend,
+        Some(OutOfOrderSequenceNumber | UnknownProducerId | InvalidProducerEpoch) if tries < MAX_STATE_RESENDS => Failure::Resend,
+        Some(OutOfOrderSequenceNumber | UnknownProducerId | InvalidProducerEpoch) => Failure::Fatal,
+        _ => Failure::Permanent,
+    }
 }
 
 impl ClientContext for DeliveryContext {
@@ -252,7 +351,18 @@ impl ClientContext for DeliveryContext {
             return;
         }
         if matches!(error.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) {
-            self.shutdown.fail(exit::FAILURE, format!("target producer fatal error: {reason}"));
+            // Reported on the same queue as the delivery reports and before
+            // the failures it causes, so those see the flag.
+            self.resends.fatal.store(true, Ordering::SeqCst);
+            let msg = format!(
+                "target producer fatal error: {reason}; this producer can send nothing more, so the mirror stops and commits nothing past \
+                 the last record the target acknowledged (a restart sends the rest)"
+            );
+            if !self.shutdown.stopping() {
+                error!("{msg}");
+            }
+            self.shutdown.fail(exit::FAILURE, msg);
+            return;
         }
         error!("target producer: {error}: {reason}");
     }
@@ -262,6 +372,58 @@ impl DeliveryContext {
     /// Settles what the reports served since the last call acknowledged.
     fn settle_delivered(&self) {
         self.deliveries.flush(&self.metrics);
+    }
+
+    /// A record the producer could not send because the producer itself is
+    /// broken: never skipped, whatever --abort.on.send.failure says; nothing
+    /// at or after it is committed, and the mirror stops.
+    fn fatal_failure(&self, ack: &AckHandle, offset: i64, err: &KafkaError) {
+        self.resends.fatal.store(true, Ordering::SeqCst);
+        ack.failed_at(offset);
+        let (topic, partition) = (&ack.tp.0, ack.tp.1);
+        let msg = format!(
+            "target producer can no longer send ({err}): offset {offset} of {topic}-{partition} and later are not committed; \
+             the mirror stops, and a restart sends them again"
+        );
+        if self.shutdown.code() == exit::OK {
+            error!("{msg}");
+        } else {
+            log::debug!("{msg}");
+        }
+        self.shutdown.fail(exit::FAILURE, msg);
+    }
+
+    /// A failed delivery report, sorted by [`classify`].
+    fn failed(&self, opaque: usize, err: &KafkaError, msg: &BorrowedMessage<'_>, tries: u32) {
+        let failure = classify(err.rdkafka_error_code(), self.resends.alone.load(Ordering::SeqCst), self.resends.is_fatal(), tries);
+        // A record sent again keeps its source timestamp, which only the
+        // private message struct still holds once delivery failed.
+        let timestamp = crate::fetched::produced_timestamp(msg);
+        let failure = if failure == Failure::Resend && timestamp.is_none() { Failure::Fatal } else { failure };
+        if failure == Failure::Resend {
+            self.resends.push(Resend {
+                opaque,
+                topic: msg.topic().to_string(),
+                partition: msg.partition(),
+                key: msg.key().map(<[u8]>::to_vec),
+                value: msg.payload().map(<[u8]>::to_vec),
+                headers: msg.headers().map(|h| h.detach()),
+                timestamp,
+                tries,
+                err: err.clone(),
+            });
+            return;
+        }
+        let known = self.deliveries.settle(opaque, |ack, offset, stats| match failure {
+            // Not delivered, not awaited any more, never committed past;
+            // sent again after a restart.
+            Failure::Purged => ack.failed_at(offset),
+            Failure::Fatal => self.fatal_failure(ack, offset, err),
+            _ => self.permanent_failure(ack, offset, stats, msg.topic(), payload_len(msg), err),
+        });
+        if known.is_none() {
+            error!("delivery report for an unknown record (opaque {opaque:#x}); its offset stays uncommitted");
+        }
     }
 
     /// A record the target will never take: abort or skip, as configured.
@@ -322,16 +484,12 @@ impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
                 };
                 self.deliveries.delivered(opaque, payload_len(msg) as u64, timestamp)
             }
-            Err((err, msg)) => self
-                .deliveries
-                .settle(opaque, |ack, offset, stats| {
-                    // Purged at shutdown after the drain deadline: not
-                    // delivered, not committed, sent again after a restart.
-                    if !matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::PurgeQueue | RDKafkaErrorCode::PurgeInflight)) {
-                        self.permanent_failure(ack, offset, stats, msg.topic(), payload_len(msg), err);
-                    }
-                })
-                .is_some(),
+            Err((err, msg)) => {
+                // Only a record sent alone can have been sent before.
+                let tries = if self.resends.alone.load(Ordering::SeqCst) { self.resends.tries.load(Ordering::SeqCst) } else { 0 };
+                self.failed(opaque, err, msg, tries);
+                true
+            }
         };
         if !known {
             // Every record sent is in flight until this report: a report
@@ -432,6 +590,9 @@ pub fn spawn_worker(
             let reports = Reports::new(&producer);
             loop {
                 reports.serve();
+                if !producer.context().resends.is_empty() {
+                    resend_alone(&producer, &reports, &shutdown);
+                }
                 let wait = if producer.in_flight_count() > 0 { IDLE_WAIT_IN_FLIGHT } else { IDLE_WAIT };
                 let batch = match rx.recv_timeout(wait) {
                     Ok(batch) => batch,
@@ -469,7 +630,10 @@ pub fn spawn_worker(
                 // only sends lingering batches at once.
                 unsafe { bindings::rd_kafka_flush(producer.client().native_ptr(), 0) };
                 reports.serve();
-                if producer.in_flight_count() == 0 {
+                if !producer.context().resends.is_empty() && !resend_alone(&producer, &reports, &shutdown) {
+                    break false;
+                }
+                if producer.in_flight_count() == 0 && producer.context().resends.is_empty() {
                     break true;
                 }
                 if shutdown.deadline_passed() {
@@ -697,12 +861,175 @@ fn send(
                 reports.serve();
                 backoff = (backoff * 2).min(MAX_FULL_BACKOFF);
             }
+            Err(KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition)) => {
+                // An explicit partition past the count librdkafka last saw:
+                // stale metadata (the target just grew), not a refusal.
+                let p = partition.expect("only an explicit partition is unknown");
+                if !wait_for_partition(producer, reports, topic, p, shutdown) {
+                    ctx.deliveries.settle(opaque, |_, _, _| ());
+                    shutdown.drain_timed_out();
+                    return;
+                }
+            }
             Err(err) => {
-                ctx.deliveries.settle(opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, topic, size, &err));
+                let fatal = matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) || producer.client().fatal_error().is_some();
+                ctx.deliveries.settle(opaque, |ack, offset, stats| {
+                    if fatal {
+                        ctx.fatal_failure(ack, offset, &err);
+                    } else {
+                        ctx.permanent_failure(ack, offset, stats, topic, size, &err);
+                    }
+                });
                 return;
             }
         }
     }
+}
+
+/// How long a record for a partition the target does not have (yet) waits
+/// between two looks at the target's metadata.
+const PARTITION_WAIT: Duration = Duration::from_secs(1);
+/// How often that wait is logged.
+const PARTITION_WAIT_LOG: Duration = Duration::from_secs(30);
+
+/// Waits until librdkafka's metadata has `partition` of `topic`, asking the
+/// target again every [`PARTITION_WAIT`] (a metadata answer updates the
+/// producer's view of the topic) and serving delivery reports meanwhile.
+/// False once the drain deadline passed.
+fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &str, partition: i32, shutdown: &Shutdown) -> bool {
+    let started = std::time::Instant::now();
+    let mut logged: Option<std::time::Instant> = None;
+    loop {
+        let found = match producer.client().fetch_metadata(Some(topic), PARTITION_WAIT * 5) {
+            Ok(md) => md.topics().iter().find(|t| t.name() == topic).map(|t| t.partitions().len()),
+            Err(e) => {
+                log::debug!("target metadata for {topic}: {e}");
+                None
+            }
+        };
+        if found.is_some_and(|n| n > partition as usize) {
+            if logged.is_some() {
+                info!("target topic {topic} has partition {partition} now; its records go on after {:.1} s", started.elapsed().as_secs_f64());
+            }
+            return true;
+        }
+        if shutdown.deadline_passed() {
+            return false;
+        }
+        if logged.is_none_or(|t| t.elapsed() >= PARTITION_WAIT_LOG) {
+            logged = Some(std::time::Instant::now());
+            warn!(
+                "a record for partition {partition} of target topic {topic} waits: the target has {} partitions; \
+                 it is sent as soon as the partition exists (add partitions to {topic} on the target, or let --sync.partitions do it); \
+                 this worker's other records wait behind it",
+                found.map_or("no metadata for it, or no".to_string(), |n| n.to_string())
+            );
+        }
+        let until = std::time::Instant::now() + PARTITION_WAIT;
+        while std::time::Instant::now() < until && !shutdown.deadline_passed() {
+            reports.serve();
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Sends again, one at a time and each alone, the records whose failure
+/// said nothing about them (see [`Resends`]). First waits for everything in
+/// flight to be settled, so that nothing shares a batch with the record
+/// sent; then sends each and waits for its report. A record that fails
+/// again goes back to the queue (or, if it was refused alone as too large,
+/// is refused for good). Returns false once the drain deadline passed: the
+/// records left are abandoned unacknowledged, so their offsets are never
+/// committed.
+fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shutdown) -> bool {
+    let ctx = producer.context();
+    let settle_all = || -> bool {
+        while producer.in_flight_count() > 0 {
+            if shutdown.deadline_passed() {
+                return false;
+            }
+            // SAFETY: the worker's live producer; with no wait this only
+            // sends lingering batches at once.
+            unsafe { bindings::rd_kafka_flush(producer.client().native_ptr(), 0) };
+            reports.serve();
+            thread::sleep(IDLE_WAIT_IN_FLIGHT);
+        }
+        true
+    };
+    let abandon = |left: Vec<Resend>| {
+        for r in left {
+            ctx.deliveries.settle(r.opaque, |_, _, _| ());
+        }
+        shutdown.drain_timed_out();
+        false
+    };
+    if !settle_all() {
+        return abandon(ctx.resends.take());
+    }
+    let mut queue = ctx.resends.take();
+    // Report order is send order within a partition; by opaque keeps each
+    // partition's records in offset order (same entry, rising delta).
+    queue.sort_by_key(|r| r.opaque);
+    if let Some(first) = queue.first() {
+        info!(
+            "sending {} records again one at a time ({}, first from target topic {} partition {})",
+            queue.len(),
+            first.err,
+            first.topic,
+            first.partition
+        );
+    }
+    ctx.resends.alone.store(true, Ordering::SeqCst);
+    let mut left = queue.into_iter();
+    let ok = loop {
+        let Some(r) = left.next() else { break true };
+        if ctx.resends.is_fatal() {
+            // Never sent: the report's path for a fatal error.
+            ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
+            continue;
+        }
+        if r.err.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownPartition) && !wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) {
+            break false;
+        }
+        ctx.resends.tries.store(r.tries + 1, Ordering::SeqCst);
+        let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&r.topic, r.opaque).partition(r.partition);
+        if let Some(k) = &r.key {
+            record = record.key(k.as_slice());
+        }
+        if let Some(v) = &r.value {
+            record = record.payload(v.as_slice());
+        }
+        if let Some(h) = r.headers.clone() {
+            record = record.headers(h);
+        }
+        if let Some(ts) = r.timestamp {
+            record = record.timestamp(ts);
+        }
+        if let Err((err, _)) = producer.send(record) {
+            // Nothing else is in flight, so the buffer is not full: what
+            // fails here fails as the record's report would.
+            let msg = format!("{err}");
+            ctx.deliveries.settle(r.opaque, |ack, offset, stats| {
+                if matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) || producer.client().fatal_error().is_some() {
+                    ctx.fatal_failure(ack, offset, &err);
+                } else {
+                    ctx.permanent_failure(ack, offset, stats, &r.topic, r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len), &err);
+                }
+            });
+            log::debug!("resend of a record of {} failed at once: {msg}", r.topic);
+            continue;
+        }
+        if !settle_all() {
+            break false;
+        }
+    };
+    ctx.resends.alone.store(false, Ordering::SeqCst);
+    if !ok {
+        let mut rest: Vec<Resend> = left.collect();
+        rest.extend(ctx.resends.take());
+        return abandon(rest);
+    }
+    true
 }
 
 #[cfg(test)]
@@ -810,6 +1137,30 @@ mod tests {
         d.flush(&metrics);
         assert_eq!(d.in_flight(), 0);
         assert!(tracker.committable().iter().any(|(tp, o)| tp.1 == 0 && *o == 3));
+    }
+
+    #[test]
+    fn failures_that_say_nothing_about_the_record_are_never_skipped() {
+        use RDKafkaErrorCode::*;
+        let c = |code, alone, fatal, tries| classify(Some(code), alone, fatal, tries);
+        // A refusal of the record itself: abort or skip, as configured.
+        assert_eq!(c(TopicAuthorizationFailed, false, false, 0), Failure::Permanent);
+        assert_eq!(c(InvalidRecord, false, false, 0), Failure::Permanent);
+        // Too large: a batch says nothing of its records; alone, it does.
+        assert_eq!(c(MessageSizeTooLarge, false, false, 0), Failure::Resend);
+        assert_eq!(c(MessageBatchTooLarge, false, false, 0), Failure::Resend);
+        assert_eq!(c(MessageSizeTooLarge, true, false, 1), Failure::Permanent);
+        // Stale metadata is waited out, however often.
+        assert_eq!(c(UnknownPartition, true, false, 50), Failure::Resend);
+        // The idempotent producer's sequence state: again, a bounded number of times, then stop.
+        assert_eq!(c(OutOfOrderSequenceNumber, false, false, 0), Failure::Resend);
+        assert_eq!(c(UnknownProducerId, true, false, MAX_STATE_RESENDS), Failure::Fatal);
+        // A broken producer: whatever the code, nothing is skipped.
+        assert_eq!(c(Fatal, false, false, 0), Failure::Fatal);
+        assert_eq!(c(TopicAuthorizationFailed, false, true, 0), Failure::Fatal);
+        assert_eq!(c(MessageSizeTooLarge, false, true, 0), Failure::Fatal);
+        assert_eq!(c(PurgeQueue, false, true, 0), Failure::Purged);
+        assert_eq!(classify(None, false, false, 0), Failure::Permanent);
     }
 
     #[test]

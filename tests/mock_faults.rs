@@ -27,16 +27,7 @@ const N: usize = 20_000;
 const GROUP: &str = "mock-faults";
 
 fn committed_all(source: &str) -> bool {
-    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", source).set("group.id", GROUP).create().unwrap();
-    let mut list = TopicPartitionList::new();
-    for p in 0..4 {
-        list.add_partition(TOPIC, p);
-    }
-    let Ok(committed) = c.committed_offsets(list, Duration::from_secs(5)) else { return false };
-    committed.elements().iter().all(|e| {
-        let (_, high) = c.fetch_watermarks(TOPIC, e.partition(), Duration::from_secs(5)).unwrap_or((0, -1));
-        e.offset() == Offset::Offset(high)
-    })
+    committed_all_in(source, GROUP)
 }
 
 #[test]
@@ -138,4 +129,182 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
         copies - N,
         metrics.summary()
     );
+}
+
+/// A source mock cluster holding `n` records with keys `k0`..`k100`, values
+/// and a `seq` header equal to their sequence number, in [`TOPIC`] (4
+/// partitions); and an empty target with the same topic.
+fn loaded_clusters(n: usize) -> (MockCluster<'static, DefaultProducerContext>, MockCluster<'static, DefaultProducerContext>) {
+    let source = MockCluster::new(1).unwrap();
+    let target = MockCluster::new(1).unwrap();
+    source.create_topic(TOPIC, 4, 1).unwrap();
+    target.create_topic(TOPIC, 4, 1).unwrap();
+    let writer: ThreadedProducer<DefaultProducerContext> =
+        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("partitioner", "murmur2_random").create().unwrap();
+    for i in 0..n {
+        let key = format!("k{}", i % 101);
+        let seq = i.to_string();
+        let rec = BaseRecord::to(TOPIC).key(&key).payload(&seq).headers(OwnedHeaders::new().insert(Header { key: "seq", value: Some(&seq) }));
+        writer.send(rec).map_err(|(e, _)| e).unwrap();
+    }
+    writer.flush(Duration::from_secs(30)).unwrap();
+    (source, target)
+}
+
+/// Options for a mirror between the two mock clusters in group `group`,
+/// with the producer file's extra lines.
+fn mock_options(source: &MockCluster<'_, DefaultProducerContext>, target: &MockCluster<'_, DefaultProducerContext>, group: &str, producer_extra: &str) -> Options {
+    let dir = std::env::temp_dir().join(format!("mm-mock-{group}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cf, pf) = (dir.join("consumer.properties"), dir.join("producer.properties"));
+    std::fs::write(&cf, format!("bootstrap.servers={}\ngroup.id={group}\n", source.bootstrap_servers())).unwrap();
+    std::fs::write(&pf, format!("bootstrap.servers={}\n{producer_extra}", target.bootstrap_servers())).unwrap();
+    Options {
+        offset_commit_interval_ms: Some(300),
+        topic_refresh_interval_ms: 1000,
+        drain_timeout_ms: 10_000,
+        stats_interval_ms: 0,
+        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
+        ..Options::new(cf, pf, TOPIC)
+    }
+}
+
+/// Every record of `topic` as (partition, offset, seq), read from the start.
+fn read_seqs(bootstrap: &str, n_partitions: i32) -> Vec<(i32, i64, usize)> {
+    let reader: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", "mock-seq-reader").create().unwrap();
+    let mut list = TopicPartitionList::new();
+    let mut ends = HashMap::new();
+    for p in 0..n_partitions {
+        list.add_partition_offset(TOPIC, p, Offset::Beginning).unwrap();
+        let (_, high) = reader.fetch_watermarks(TOPIC, p, Duration::from_secs(10)).unwrap();
+        if high > 0 {
+            ends.insert(p, high);
+        }
+    }
+    reader.assign(&list).unwrap();
+    let mut out = Vec::new();
+    let until = Instant::now() + Duration::from_secs(60);
+    while !ends.is_empty() {
+        assert!(Instant::now() < until, "could not read {TOPIC} to its end: {ends:?} left");
+        if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
+            let seq: usize = std::str::from_utf8(m.payload().unwrap()).unwrap().parse().unwrap();
+            out.push((m.partition(), m.offset(), seq));
+            if ends.get(&m.partition()).is_some_and(|end| m.offset() + 1 >= *end) {
+                ends.remove(&m.partition());
+            }
+        }
+    }
+    out
+}
+
+/// The group's committed offset per partition (partitions without one left out).
+fn committed(bootstrap: &str, group: &str) -> Vec<(i32, i64)> {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", group).create().unwrap();
+    let mut list = TopicPartitionList::new();
+    for p in 0..4 {
+        list.add_partition(TOPIC, p);
+    }
+    let got = c.committed_offsets(list, Duration::from_secs(10)).unwrap();
+    got.elements().iter().filter_map(|e| if let Offset::Offset(o) = e.offset() { Some((e.partition(), o)) } else { None }).collect()
+}
+
+/// Item 2 of the fault review: a fatal error makes librdkafka's producer
+/// fail every later send at once. In skip mode those records were counted
+/// as dropped and their offsets committed (30,000 of 30,000 committed, none
+/// on the target, exit 0). A fatal error says the producer is broken, not
+/// that the target refused a record: nothing is skipped, nothing past the
+/// last delivered record is committed, and the mirror stops with exit 1.
+#[test]
+fn a_fatal_producer_error_in_skip_mode_skips_nothing_and_commits_only_what_was_delivered() {
+    const N: usize = 30_000;
+    let (source, target) = loaded_clusters(N);
+    // A head-of-line sequence error is fatal for librdkafka's idempotent producer.
+    target.request_errors(RDKafkaApiKey::Produce, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER]);
+    let group = "mock-fatal";
+    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
+    let plan = pipeline::plan(options).unwrap();
+    let shutdown = Shutdown::new(Duration::from_secs(10));
+    let metrics = Arc::new(Metrics::default());
+    let runner = {
+        let (s, m) = (shutdown.clone(), metrics.clone());
+        std::thread::spawn(move || pipeline::run_until(plan, s, m))
+    };
+    // The fatal error stops the mirror by itself; the deadline is for a
+    // mirror that would run on (the fault this test is about).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !runner.is_finished() {
+        if Instant::now() > deadline {
+            shutdown.request_stop();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let code = runner.join().unwrap().unwrap();
+    assert_eq!(Metrics::get(&metrics.dropped), 0, "a fatal error is no refusal of a record: {}", metrics.summary());
+    assert_eq!(code, mirror_maker::shutdown::exit::FAILURE, "the mirror must stop with exit 1: {}", metrics.summary());
+    // Whatever was committed is on the target.
+    let on_target: HashSet<usize> = read_seqs(&target.bootstrap_servers(), 4).into_iter().map(|(_, _, seq)| seq).collect();
+    let on_source = read_seqs(&source.bootstrap_servers(), 4);
+    let commits = committed(&source.bootstrap_servers(), group);
+    let mut covered = 0;
+    for (p, c) in &commits {
+        for (_, _, seq) in on_source.iter().filter(|(sp, so, _)| sp == p && so < c) {
+            assert!(on_target.contains(seq), "seq {seq} of partition {p} is below the committed offset {c} but not on the target");
+            covered += 1;
+        }
+    }
+    println!(
+        "MOCK fatal: {N} records, skip mode, head-of-line OUT_OF_ORDER_SEQUENCE_NUMBER: exit {code}, 0 dropped, {covered} committed, {} on the target, every committed record delivered",
+        on_target.len()
+    );
+}
+
+/// Item 4 of the fault review: a batch the target refuses as too large
+/// fails every record in it; in skip mode all were dropped with it. Each is
+/// now sent again alone, and only one refused alone is skipped: here none
+/// is (the refusal is injected once, for a batch of small records).
+#[test]
+fn a_batch_refused_as_too_large_is_sent_again_record_by_record() {
+    const N: usize = 5_000;
+    let (source, target) = loaded_clusters(N);
+    // Two produce requests refused whole, as a broker refuses a batch over
+    // the topic's max.message.bytes.
+    target.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE],
+    );
+    let group = "mock-too-large";
+    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
+    let plan = pipeline::plan(options).unwrap();
+    let shutdown = Shutdown::new(Duration::from_secs(30));
+    let metrics = Arc::new(Metrics::default());
+    let runner = {
+        let (s, m) = (shutdown.clone(), metrics.clone());
+        std::thread::spawn(move || pipeline::run_until(plan, s, m))
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let done = |m: &Metrics| Metrics::get(&m.produced) + Metrics::get(&m.dropped) >= N as u64;
+    while !done(&metrics) || !committed_all_in(&source.bootstrap_servers(), group) {
+        assert!(Instant::now() < deadline && !runner.is_finished(), "did not finish: {}", metrics.summary());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    shutdown.request_stop();
+    assert_eq!(runner.join().unwrap().unwrap(), 0);
+    assert_eq!(Metrics::get(&metrics.dropped), 0, "no record was too large by itself: {}", metrics.summary());
+    let seqs: HashSet<usize> = read_seqs(&target.bootstrap_servers(), 4).into_iter().map(|(_, _, s)| s).collect();
+    assert_eq!(seqs.len(), N, "missing {} records", N - seqs.len());
+    println!("MOCK too large: {N} records, two batches refused as too large, 0 dropped, 0 missing; {}", metrics.summary());
+}
+
+fn committed_all_in(source: &str, group: &str) -> bool {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", source).set("group.id", group).create().unwrap();
+    let mut list = TopicPartitionList::new();
+    for p in 0..4 {
+        list.add_partition(TOPIC, p);
+    }
+    let Ok(got) = c.committed_offsets(list, Duration::from_secs(5)) else { return false };
+    got.elements().iter().all(|e| {
+        let (_, high) = c.fetch_watermarks(TOPIC, e.partition(), Duration::from_secs(5)).unwrap_or((0, -1));
+        e.offset() == Offset::Offset(high)
+    })
 }
