@@ -300,6 +300,73 @@ fn churn(label: &str, assignor: Option<&str>) {
     println!("CHAOS s5 group churn ({label}): produced {}, mirrored {} distinct, missing 0, duplicates {dups} (two members, a third joined, one left)", recs.len(), recs.len());
 }
 
+/// Item 2.1 of the fault review: partitions paused while the target is
+/// away, then a rebalance. librdkafka keeps an application pause across
+/// unassign and assign; a partition given up (or kept) paused with nothing
+/// left to resume it would never be read again, silently. Every record
+/// must arrive once the target is back, with the eager and the cooperative
+/// protocol.
+#[test]
+fn s9_paused_partitions_survive_a_rebalance() {
+    paused_then_rebalanced("range (eager)", None);
+}
+
+#[test]
+fn s9_paused_partitions_survive_a_cooperative_rebalance() {
+    paused_then_rebalanced("cooperative-sticky", Some("org.apache.kafka.clients.consumer.CooperativeStickyAssignor"));
+}
+
+fn paused_then_rebalanced(label: &str, assignor: Option<&str>) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require(&source());
+    require(&target());
+    let t = unique("chaos-paused");
+    create_topic(&source(), &t, 6, &[]);
+    create_topic(&target(), &t, 6, &[]);
+    let mut recs = sample_records(&t, 10_000);
+    produce(&source(), &t, &recs);
+    let group = unique("paused");
+    let mut lines = vec![format!("bootstrap.servers={}", source()), format!("group.id={group}")];
+    if let Some(a) = assignor {
+        lines.push(format!("partition.assignment.strategy={a}"));
+    }
+    let consumer = props("consumer.properties", &lines);
+    // A small channel and producer buffer fill within seconds of the
+    // target going away, so the stream holds batches and pauses partitions.
+    let producer = props("producer.properties", &[format!("bootstrap.servers={}", target()), "queue.buffering.max.messages=1000".into()]);
+    let member = || {
+        Mirror::start(&[
+            s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer), s("--whitelist"), t.clone(),
+            s("--offset.commit.interval.ms"), s("1000"), s("--queue.size"), s("200"), s("--drain.timeout.ms"), s("3000"),
+            // Without topic sync, which waits for the target before it
+            // subscribes: the second member joins while the target is away.
+            s("--stats.interval.ms"), s("1000"), s("--create.topics"), s("false"), s("--sync.partitions"), s("false"),
+        ])
+    };
+    let mut a = member();
+    wait_until("first records committed", || all_committed(&source(), &group, &t));
+    broker("stop-broker", "target");
+    let more = seq_records(&t, 10_000, 30_000);
+    produce(&source(), &t, &more);
+    recs.extend(more);
+    // Read, held and paused: the stats line shows the backlog with nothing going out.
+    wait_until("the first member holds a backlog it cannot send", || {
+        a.output().lines().any(|l| l.contains("stats: in ") && l.contains("out 0 records/s") && !l.contains("in flight 0,"))
+    });
+    let mut b = member();
+    wait_until("the second member owns partitions", || b.output().contains("assigned "));
+    // Eager: it gave up all and got half back; cooperative: it gave up half.
+    wait_until("the first member gave up partitions it held paused", || a.output().contains("] released "));
+    broker("start-broker", "target");
+    wait_until("every record mirrored and committed after the target returned", || {
+        assert!(a.alive() && b.alive(), "a member exited:\n{}\n{}", a.output(), b.output());
+        all_committed(&source(), &group, &t)
+    });
+    assert_eq!(a.stop(), 0, "{}", a.output());
+    assert_eq!(b.stop(), 0, "{}", b.output());
+    verify(&format!("s9 paused then rebalanced ({label})"), &t, &recs, ", target down while a second member joined");
+}
+
 #[test]
 fn s7_target_topic_deleted_with_auto_create_off_is_a_clear_error() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
