@@ -861,10 +861,10 @@ fn send(
                 reports.serve();
                 backoff = (backoff * 2).min(MAX_FULL_BACKOFF);
             }
-            Err(KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition)) => {
+            Err(KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition)) if partition.is_some() => {
                 // An explicit partition past the count librdkafka last saw:
                 // stale metadata (the target just grew), not a refusal.
-                let p = partition.expect("only an explicit partition is unknown");
+                let p = partition.unwrap_or_default();
                 if !wait_for_partition(producer, reports, topic, p, shutdown) {
                     ctx.deliveries.settle(opaque, |_, _, _| ());
                     shutdown.drain_timed_out();
