@@ -297,6 +297,9 @@ struct Stream {
     spec: StreamSpec,
     consumer: SourceConsumer,
     subscribed: Vec<String>,
+    /// Partition-preserving: each topic's source partition count when the
+    /// target was last found to have them all.
+    checked_partitions: FxHashMap<String, usize>,
     routes: FxHashMap<Box<[u8]>, TopicRoute>,
     last_commit: Instant,
     last_paused_ends: Option<Instant>,
@@ -311,6 +314,7 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 spec,
                 consumer,
                 subscribed: Vec::new(),
+                checked_partitions: FxHashMap::default(),
                 routes: FxHashMap::default(),
                 last_commit: Instant::now(),
                 last_paused_ends: None,
@@ -434,20 +438,25 @@ impl Stream {
                 }
             }
         }
+        // Partition-preserving needs every source partition on the target:
+        // checked for a new topic, and again whenever a source topic grows
+        // (after topic sync had its chance to grow the target).
+        if let Some(meta) = &self.spec.target_meta {
+            for (topic, partitions) in &topics {
+                if self.checked_partitions.get(topic).is_some_and(|n| n >= partitions) {
+                    continue;
+                }
+                if let Err(msg) = check_target_partitions(meta, &self.spec.handler, topic, *partitions) {
+                    self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                    error!("{msg}");
+                    return;
+                }
+                self.checked_partitions.insert(topic.clone(), *partitions);
+            }
+        }
         let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
         if names == self.subscribed {
             return;
-        }
-        if let Some(meta) = &self.spec.target_meta {
-            for (topic, partitions) in &topics {
-                if !self.subscribed.contains(topic) {
-                    if let Err(msg) = check_target_partitions(meta, &self.spec.handler, topic, *partitions) {
-                        self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
-                        error!("{msg}");
-                        return;
-                    }
-                }
-            }
         }
         if names.is_empty() {
             info!("[{}] no source topic matches ({}); looking again every {:?}", self.spec.name, self.spec.filter.description(), self.spec.refresh_interval);

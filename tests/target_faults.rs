@@ -105,3 +105,40 @@ fn only_the_record_too_large_for_the_target_is_skipped() {
         by_seq.len()
     );
 }
+
+/// Item 2.3, second half: with topic sync off, a source topic that grows
+/// past its target's partitions cannot be mirrored partition for partition.
+/// Checked at every topic refresh, not only for new topics: the mirror
+/// stops with exit 255 and says what to do, having delivered and committed
+/// everything else. Before, only new topics were checked and the mirror ran
+/// on as if nothing had changed.
+#[test]
+fn partition_preserving_stops_clearly_when_the_target_cannot_follow() {
+    require(&source());
+    require(&target());
+    let topic = unique("pp-nosync");
+    create_topic(&source(), &topic, 2, &[]);
+    create_topic(&target(), &topic, 2, &[]);
+    let group = unique("pp-nosync");
+    let recs = sample_records(&topic, 200);
+    produce_to(&source(), &topic, Some(0), &recs[..100]);
+    produce_to(&source(), &topic, Some(1), &recs[100..]);
+    let mut m = Mirror::start(&mirror_args(
+        &source(),
+        &group,
+        &target(),
+        &topic,
+        &[
+            "--message.handler", "partition-preserving", "--sync.partitions", "false", "--offset.commit.interval.ms", "1000",
+            "--topic.refresh.interval.ms", "1000",
+        ],
+    ));
+    wait_until("records mirrored and committed", || all_committed(&source(), &group, &topic));
+    add_partitions(&source(), &topic, 3);
+    let code = m.wait();
+    let log = m.output();
+    assert_eq!(code, 255, "{log}");
+    assert!(log.contains(&format!("target topic {topic} has 2 partitions but source topic {topic} has 3")), "{log}");
+    assert_same_records(&topic, &recs, &read_topic(&target(), &topic));
+    println!("TARGET cannot follow: source grew 2 -> 3 with --sync.partitions false: exit {code} naming both counts; the 200 records before it mirrored and committed");
+}
