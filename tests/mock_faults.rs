@@ -32,20 +32,7 @@ fn committed_all(source: &str) -> bool {
 
 #[test]
 fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
-    let source = MockCluster::new(1).unwrap();
-    let target = MockCluster::new(1).unwrap();
-    source.create_topic(TOPIC, 4, 1).unwrap();
-    target.create_topic(TOPIC, 4, 1).unwrap();
-
-    let writer: ThreadedProducer<DefaultProducerContext> =
-        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("partitioner", "murmur2_random").create().unwrap();
-    for i in 0..N {
-        let key = format!("k{}", i % 101);
-        let seq = i.to_string();
-        let rec = BaseRecord::to(TOPIC).key(&key).payload(&seq).headers(OwnedHeaders::new().insert(Header { key: "seq", value: Some(&seq) }));
-        writer.send(rec).map_err(|(e, _)| e).unwrap();
-    }
-    writer.flush(Duration::from_secs(30)).unwrap();
+    let (source, target) = loaded_clusters(N);
 
     // Faults before the mirror starts: retriable produce and commit errors, latency.
     use RDKafkaRespErr::*;
@@ -56,31 +43,8 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
     source.request_errors(RDKafkaApiKey::OffsetCommit, &[RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT]);
     target.broker_round_trip_time(1, Duration::from_millis(30)).unwrap();
 
-    let dir = std::env::temp_dir().join(format!("mm-mock-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cf, pf) = (dir.join("consumer.properties"), dir.join("producer.properties"));
-    std::fs::write(&cf, format!("bootstrap.servers={}\ngroup.id={GROUP}\n", source.bootstrap_servers())).unwrap();
-    std::fs::write(&pf, format!("bootstrap.servers={}\n", target.bootstrap_servers())).unwrap();
-    let options = Options {
-        num_streams: 2,
-        num_producers: 2,
-        queue_size: 500,
-        offset_commit_interval_ms: Some(300),
-        topic_refresh_interval_ms: 1000,
-        drain_timeout_ms: 30_000,
-        stats_interval_ms: 0,
-        // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
-        // topics are made by the mock's auto-create, as with MM1.
-        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
-        ..Options::new(cf, pf, TOPIC)
-    };
-    let plan = pipeline::plan(options).unwrap();
-    let shutdown = Shutdown::new(Duration::from_secs(30));
-    let metrics = Arc::new(Metrics::default());
-    let runner = {
-        let (s, m) = (shutdown.clone(), metrics.clone());
-        std::thread::spawn(move || pipeline::run_until(plan, s, m))
-    };
+    let options = Options { num_streams: 2, num_producers: 2, queue_size: 500, drain_timeout_ms: 30_000, ..mock_options(&source, &target, GROUP, "") };
+    let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));
 
     // The target goes away mid-run and comes back.
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -164,9 +128,21 @@ fn mock_options(source: &MockCluster<'_, DefaultProducerContext>, target: &MockC
         topic_refresh_interval_ms: 1000,
         drain_timeout_ms: 10_000,
         stats_interval_ms: 0,
+        // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
+        // topics are made by the mock's auto-create, as with MM1.
         beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(cf, pf, TOPIC)
     }
+}
+
+/// The pipeline on a thread of its own, as `main` runs it, with its stop
+/// signal (draining for up to `drain`) and its counters.
+fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, pipeline::StartError>>) {
+    let plan = pipeline::plan(options).unwrap();
+    let shutdown = Shutdown::new(drain);
+    let metrics = Arc::new(Metrics::default());
+    let (s, m) = (shutdown.clone(), metrics.clone());
+    (shutdown, metrics, std::thread::spawn(move || pipeline::run_until(plan, s, m)))
 }
 
 /// Every record of `topic` as (partition, offset, seq), read from the start.
@@ -222,13 +198,7 @@ fn a_fatal_producer_error_in_skip_mode_skips_nothing_and_commits_only_what_was_d
     target.request_errors(RDKafkaApiKey::Produce, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER]);
     let group = "mock-fatal";
     let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
-    let plan = pipeline::plan(options).unwrap();
-    let shutdown = Shutdown::new(Duration::from_secs(10));
-    let metrics = Arc::new(Metrics::default());
-    let runner = {
-        let (s, m) = (shutdown.clone(), metrics.clone());
-        std::thread::spawn(move || pipeline::run_until(plan, s, m))
-    };
+    let (shutdown, metrics, runner) = run(options, Duration::from_secs(10));
     // The fatal error stops the mirror by itself; the deadline is for a
     // mirror that would run on (the fault this test is about).
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -275,13 +245,7 @@ fn a_batch_refused_as_too_large_is_sent_again_record_by_record() {
     );
     let group = "mock-too-large";
     let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
-    let plan = pipeline::plan(options).unwrap();
-    let shutdown = Shutdown::new(Duration::from_secs(30));
-    let metrics = Arc::new(Metrics::default());
-    let runner = {
-        let (s, m) = (shutdown.clone(), metrics.clone());
-        std::thread::spawn(move || pipeline::run_until(plan, s, m))
-    };
+    let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));
     let deadline = Instant::now() + Duration::from_secs(120);
     let done = |m: &Metrics| Metrics::get(&m.produced) + Metrics::get(&m.dropped) >= N as u64;
     while !done(&metrics) || !committed_all_in(&source.bootstrap_servers(), group) {
