@@ -5,7 +5,9 @@
 //! double-quoted (with backslash escapes), `//` and `/* */` comments, and a
 //! closing `;`. A client config holds exactly one module. librdkafka has no
 //! such key, so [`crate::security`] turns the parsed options into its own
-//! `sasl.*` keys. Errors never quote option values: they are often passwords.
+//! `sasl.*` keys. Errors never quote the text: an unquoted password with a
+//! space splits into pieces that look like module names or option keys, so
+//! errors name options by their place (`option 2`) instead.
 
 use std::fmt;
 
@@ -133,28 +135,29 @@ pub fn parse(text: &str) -> Result<JaasConfig, JaasError> {
             w.to_ascii_lowercase()
         }
         _ => {
-            return Err(JaasError(format!(
-                "the login module {module} must be followed by a control flag (required, requisite, sufficient or optional)"
-            )))
+            return Err(JaasError(
+                "the login module class name must be followed by a control flag (required, requisite, sufficient or optional)".into(),
+            ))
         }
     };
+    const QUOTE_HINT: &str = "a value with spaces, ';', '=' or quotes must be written in double quotes: key=\"...\"";
     let mut options: Vec<(String, String)> = Vec::new();
-    loop {
+    for n in 1.. {
         match it.next() {
             Some(Token::Semicolon) => break,
             Some(Token::Word(key)) => {
                 if it.next() != Some(Token::Equals) {
-                    return Err(JaasError(format!("option '{key}' of {module} must be followed by '=' and a value")));
+                    return Err(JaasError(format!("option {n} must be key=value, but its name is not followed by '=' ({QUOTE_HINT})")));
                 }
                 let value = match it.next() {
                     Some(Token::Word(v) | Token::Quoted(v)) => v,
-                    _ => return Err(JaasError(format!("option '{key}' of {module} has no value after '='"))),
+                    _ => return Err(JaasError(format!("option {n} has no value after '=' ({QUOTE_HINT})"))),
                 };
                 options.retain(|(k, _)| *k != key);
                 options.push((key, value));
             }
-            None => return Err(JaasError(format!("the options of {module} must end with ';'"))),
-            Some(_) => return Err(JaasError(format!("unexpected '=' or quoted text among the options of {module}; expected key=value"))),
+            None => return Err(JaasError("the options must end with ';'".into())),
+            Some(_) => return Err(JaasError(format!("option {n} starts with '=' or quoted text; expected key=value ({QUOTE_HINT})"))),
         }
     }
     if it.peek().is_some() {
@@ -211,6 +214,33 @@ mod tests {
             let e = parse(text).unwrap_err();
             assert!(e.0.contains(needle), "{text}: {e}");
             assert!(!e.0.contains("hunter2"), "{text}: {e}");
+        }
+    }
+
+    /// A password with a space or `;` written without quotes splits into
+    /// tokens; the parse then fails on a later piece of it, which must not
+    /// be quoted either. So must a value mistaken for the module name.
+    #[test]
+    fn errors_never_show_a_fragment_of_an_unquoted_value() {
+        for text in [
+            "M required password=CANARY-a CANARY-b;",
+            "M required password=CANARY-a CANARY-b",
+            "M required password=CANARY-a;CANARY-b;",
+            "M required password=CANARY-a CANARY-b CANARY-c=;",
+            "M required password=CANARY-a =CANARY-b;",
+            "M required password=CANARY-a \"CANARY-b\";",
+            "M required password=CANARY-a CANARY-b\\\"x;",
+            "CANARY-a",
+            "CANARY-a CANARY-b;",
+            "CANARY-a required password=\"x",
+            "M CANARY-a password=x;",
+            "M required password=\"CANARY-a\\\" CANARY-b;",
+            "M required password=\"CANARY-a\\\\\" CANARY-b;",
+            "M required password=CANARY-a/*CANARY-b",
+            "M required password=CANARY-a//CANARY-b",
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(!e.0.contains("CANARY"), "{text}: {e}");
         }
     }
 }
