@@ -52,6 +52,13 @@ pub fn normalise(pattern: &str) -> String {
 fn compile(option: &'static str, raw: &str) -> Result<Regex, FilterError> {
     let normalised = normalise(raw);
     let err = |reason: String| FilterError { option, pattern: raw.to_string(), reason };
+    if option == "--whitelist" && normalised.chars().all(|c| matches!(c, '|' | '(' | ')' | '?' | ':' | '^' | '$')) {
+        return Err(err(
+            "it can match only an empty topic name, and no topic name is empty, so nothing would be mirrored; \
+             use '.*' to mirror every topic, or name the topics (e.g. 'orders|payments')"
+                .into(),
+        ));
+    }
     if let Some(construct) = unsupported_construct(&normalised) {
         return Err(err(format!(
             "{construct} is not supported by this mirror's regex engine (linear-time, like RE2); rewrite the pattern without it, \
@@ -236,6 +243,20 @@ mod tests {
         }
         // An escaped plus is an ordinary character, not possessive.
         assert!(f("a\\++").matches("a++"));
+    }
+
+    /// No topic name is empty, so a pattern that can match only the empty
+    /// name would start a mirror that copies nothing, without a word.
+    #[test]
+    fn a_pattern_for_the_empty_name_only_is_refused() {
+        for p in ["", " ", ",", "''", "\"\"", "()", "(|)", "(?:)", "^$"] {
+            let e = TopicFilter::new(Some(p), None, true).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("--whitelist '{p}'")), "{p}: {e}");
+            assert!(e.reason.contains("no topic name is empty") && e.reason.contains("'.*'"), "{p}: {e}");
+        }
+        // Patterns that also match real names stay valid.
+        assert!(f("a|").matches("a"));
+        assert!(f("(x)?y").matches("y"));
     }
 
     #[test]

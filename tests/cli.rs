@@ -32,6 +32,12 @@ fn usage_errors_exit_one_with_the_fix() {
     let (code, out) = run_to_exit(&["--consumer.config", "c", "--producer.config", "p", "--whitelist", "(?!tmp).*"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("look-ahead"), "{out}");
+    // No topic name is empty: an empty pattern would mirror nothing, silently.
+    for empty in ["", "''", " , "] {
+        let (code, out) = run_to_exit(&["--consumer.config", "c", "--producer.config", "p", "--whitelist", empty]);
+        assert_eq!(code, 1, "--whitelist '{empty}': {out}");
+        assert!(out.contains(&format!("--whitelist '{empty}'")) && out.contains("no topic name is empty"), "{out}");
+    }
 }
 
 #[test]
