@@ -48,20 +48,63 @@ pub fn load(path: &Path) -> Result<PropertiesFile, ConfigError> {
     parse(path, &text)
 }
 
+/// Reads a properties file as Java's `Properties.load(InputStream)` does:
+/// ISO-8859-1, each byte the character of the same number (MirrorMaker
+/// loads its files that way), with `\uXXXX` escapes for anything else.
+/// Values are trimmed as Java's `String.trim()` trims (characters up to
+/// U+0020), as the clients' ConfigDef does; a repeated key keeps its last
+/// value and line.
 pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
     use java_properties::{LineContent, PropertiesIter};
-    let mut props: Vec<Property> = Vec::new();
-    let iter = PropertiesIter::new(text);
-    for line in iter {
+    let ascii = latin1_as_escapes(text);
+    // Each key's place in `slots`; a repeat empties the earlier slot, so the
+    // file keeps Java's last-wins in one pass.
+    let mut slots: Vec<Option<Property>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for line in PropertiesIter::new(ascii.as_slice()) {
         let line = line.map_err(|e| ConfigError(format!("{}: not a valid properties file: {e}", path.display())))?;
         if let LineContent::KVPair(key, value) = line.content() {
-            let key = key.trim().to_string();
-            let value = value.trim().to_string();
-            props.retain(|p| p.key != key);
-            props.push(Property { key, value, line: line.line_number() });
+            let key = java_trim(key).to_string();
+            let value = java_trim(value).to_string();
+            if let Some(old) = index.insert(key.clone(), slots.len()) {
+                slots[old] = None;
+            }
+            slots.push(Some(Property { key, value, line: line.line_number() }));
         }
     }
-    Ok(PropertiesFile { path: path.to_path_buf(), props })
+    Ok(PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() })
+}
+
+/// Java's `String.trim()`: only characters up to U+0020 count as space.
+fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ')
+}
+
+/// The file's bytes as ASCII for the properties reader, which decodes
+/// Windows-1252 (0x80 would become U+20AC): every byte from 0x80 up is
+/// written as the `\u00XX` escape of the same character. A byte escaped by a
+/// backslash (`\é`, which Java reads as `é`) loses that backslash, since an
+/// escape cannot be escaped again. Line breaks are untouched, so line
+/// numbers stay right.
+fn latin1_as_escapes(text: &[u8]) -> Vec<u8> {
+    if text.is_ascii() {
+        return text.to_vec();
+    }
+    let mut out = Vec::with_capacity(text.len() + text.len() / 4);
+    let mut backslashes = 0usize;
+    for &b in text {
+        if b < 0x80 {
+            backslashes = if b == b'\\' { backslashes + 1 } else { 0 };
+            out.push(b);
+            continue;
+        }
+        if backslashes % 2 == 1 {
+            out.pop();
+        }
+        backslashes = 0;
+        out.extend_from_slice(format!("\\u{b:04X}").as_bytes());
+    }
+    out
 }
 
 impl PropertiesFile {
@@ -161,7 +204,12 @@ impl ClientSettings {
                     Origin::File { at, key } => format!("{at}, translated from {key}"),
                     Origin::Default(why) => format!("default: {why}"),
                 };
-                format!("{k}={}  # {origin}", shown(k, v))
+                // Free text made from a secret key's value is secret too (a
+                // PEM keystore's path in ssl.certificate.location, the JAAS
+                // scope); flags and enums derived from one are not.
+                let from_secret = matches!(o, Origin::File { key, .. } if crate::security::is_secret(key)) && librdkafka_accepts(k, "any text").is_ok();
+                let v = if from_secret { "[redacted]".to_string() } else { shown(k, v) };
+                format!("{k}={v}  # {origin}")
             })
             .collect()
     }
@@ -287,20 +335,43 @@ const COMMON_KEYS: &[&str] = &[
 ];
 
 fn did_you_mean(key: &str) -> Option<&'static str> {
-    COMMON_KEYS.iter().copied().map(|k| (edit_distance(key, k), k)).filter(|(d, _)| *d <= 2).min().map(|(_, k)| k)
+    let key: Vec<char> = key.chars().collect();
+    let mut rows = (Vec::new(), Vec::new());
+    COMMON_KEYS.iter().copied().filter_map(|k| within_two(&key, k, &mut rows).map(|d| (d, k))).min().map(|(_, k)| k)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+/// The edit distance of `a` and `b` if it is at most 2. A file of many
+/// unknown keys asks this for each against every common key, so lengths
+/// too far apart are ruled out first and only the band of the table within
+/// 2 of its diagonal is filled (anything outside is more than 2 anyway),
+/// in two reused rows, stopping at a row with nothing left within 2.
+fn within_two(a: &[char], b: &str, (prev, cur): &mut (Vec<usize>, Vec<usize>)) -> Option<usize> {
+    const FAR: usize = 3;
+    let b = b.as_bytes();
+    if a.len().abs_diff(b.len()) > 2 {
+        return None;
     }
-    prev[b.len()]
+    prev.clear();
+    prev.extend((0..=b.len()).map(|j| j.min(FAR)));
+    cur.clear();
+    cur.resize(b.len() + 1, FAR);
+    for (i, ca) in a.iter().enumerate().map(|(i, c)| (i + 1, c)) {
+        let (lo, hi) = (i.saturating_sub(2).max(1), (i + 2).min(b.len()));
+        cur[0] = i.min(FAR);
+        // Left of the band: what an earlier row left there is out of reach now.
+        cur[lo - 1] = if lo == 1 { cur[0] } else { FAR };
+        let mut best = cur[lo - 1];
+        for j in lo..=hi {
+            let d = (prev[j - 1] + usize::from(*ca != char::from(b[j - 1]))).min(prev[j] + 1).min(cur[j - 1] + 1).min(FAR);
+            cur[j] = d;
+            best = best.min(d);
+        }
+        if best >= FAR {
+            return None;
+        }
+        std::mem::swap(prev, cur);
+    }
+    Some(prev[b.len()]).filter(|&d| d < FAR)
 }
 
 fn parse_long(file: &PropertiesFile, p: &Property) -> Result<i64, ConfigError> {
@@ -1021,6 +1092,55 @@ mod tests {
         assert_eq!(f.get("a").unwrap().value, "2");
     }
 
+    /// Java's `Properties.load(InputStream)` reads ISO-8859-1: every byte is
+    /// the character of the same number, 0x80-0x9F included (Windows-1252
+    /// would turn 0x80 into the euro sign), and `\uXXXX` escapes still work.
+    #[test]
+    fn bytes_are_read_as_iso_8859_1() {
+        let mut text = b"sasl.password=pw".to_vec();
+        text.extend(0x80u8..=0xFF);
+        text.extend_from_slice(b"\\u20AC\n\xE9t\xE9=\\\xE9\\\\\xE9\n");
+        let f = parse(Path::new("latin1.properties"), &text).unwrap();
+        let want: String = "pw".chars().chain((0x80u32..=0xFF).map(|c| char::from_u32(c).unwrap())).chain(['\u{20AC}']).collect();
+        assert_eq!(f.get("sasl.password").unwrap().value, want);
+        // An escaped high byte is the byte itself; an escaped backslash stays one.
+        assert_eq!(f.get("\u{E9}t\u{E9}").unwrap().value, "\u{E9}\\\u{E9}");
+        assert_eq!(f.get("\u{E9}t\u{E9}").unwrap().line, 2);
+    }
+
+    /// Java's String.trim() removes only characters up to U+0020; U+0085
+    /// and U+00A0 (bytes 0x85, 0xA0) at either end belong to the value.
+    #[test]
+    fn values_are_trimmed_as_java_trims() {
+        let f = parse(Path::new("t.properties"), b"a=\xA0x\x85\x0b \nb=\\u0020y\\t\n").unwrap();
+        assert_eq!(f.get("a").unwrap().value, "\u{A0}x\u{85}");
+        assert_eq!(f.get("b").unwrap().value, "y");
+    }
+
+    /// 100,000 distinct keys, every 7th repeated later: the last value wins,
+    /// each key keeps the line of its last occurrence, in file order.
+    #[test]
+    fn a_large_file_loads_with_lines_and_last_duplicates() {
+        let n = 100_000;
+        let mut text = String::new();
+        for i in 0..n {
+            text.push_str(&format!("key.{i}=value {i}\n"));
+        }
+        for i in (0..n).step_by(7) {
+            text.push_str(&format!("key.{i}=again {i}\n"));
+        }
+        let f = parse(Path::new("big.properties"), text.as_bytes()).unwrap();
+        // Keys seen once come first in file order, then the repeated ones.
+        let once = (0..n).filter(|i| i % 7 != 0).map(|i| (i, i + 1, format!("value {i}")));
+        let again = (0..n).step_by(7).enumerate().map(|(r, i)| (i, n + r + 1, format!("again {i}")));
+        let want: Vec<(usize, usize, String)> = once.chain(again).collect();
+        assert_eq!(f.props.len(), n);
+        assert_eq!(want.len(), n);
+        for (p, (i, line, value)) in f.props.iter().zip(&want) {
+            assert_eq!((p.key.as_str(), p.line, p.value.as_str()), (format!("key.{i}").as_str(), *line, value.as_str()));
+        }
+    }
+
     #[test]
     fn consumer_no_loss_defaults() {
         let c = consumer("bootstrap.servers=h:1\ngroup.id=g\n");
@@ -1111,9 +1231,48 @@ mod tests {
         assert!(c.get("session.timeout.msx").is_none());
     }
 
+    /// The bounded distance agrees with the whole edit-distance table on
+    /// every pair of common keys and on typos of them.
+    #[test]
+    fn typo_distance_is_the_edit_distance_up_to_two() {
+        fn full(a: &str, b: &str) -> usize {
+            let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+            let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+            for (i, row) in d.iter_mut().enumerate() {
+                row[0] = i;
+            }
+            for (j, cell) in d[0].iter_mut().enumerate() {
+                *cell = j;
+            }
+            for i in 1..=a.len() {
+                for j in 1..=b.len() {
+                    d[i][j] = (d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1])).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+                }
+            }
+            d[a.len()][b.len()]
+        }
+        let mut words: Vec<String> = COMMON_KEYS.iter().map(|k| k.to_string()).collect();
+        for k in COMMON_KEYS {
+            words.push(k.replacen('.', "", 1));
+            words.push(format!("{k}x"));
+            words.push(k.chars().rev().collect());
+            words.push(k.replace("ms", "sm"));
+        }
+        let mut close = 0;
+        for a in &words {
+            for b in COMMON_KEYS {
+                let d = full(a, b);
+                let chars: Vec<char> = a.chars().collect();
+                assert_eq!(within_two(&chars, b, &mut (Vec::new(), Vec::new())), (d <= 2).then_some(d), "{a} / {b}");
+                close += usize::from(d <= 2);
+            }
+        }
+        assert!(close > COMMON_KEYS.len() * 3, "{close}");
+    }
+
     #[test]
     fn secrets_are_redacted() {
-        let p = producer("bootstrap.servers=h:1\nsasl.password=hunter2\n");
+        let p = producer("bootstrap.servers=h:1\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.password=hunter2\n");
         assert!(p.describe().iter().all(|l| !l.contains("hunter2")));
         assert!(p.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]")));
     }

@@ -27,11 +27,150 @@ pub fn owns(key: &str) -> bool {
 }
 
 /// Whether a (Java or librdkafka) key holds a secret that must never be
-/// logged or shown: passwords, JAAS lines, client secrets, private keys.
+/// logged or shown. librdkafka's own judgement comes first: every property
+/// its table flags `_RK_SENSITIVE` (read from the linked library, see
+/// [`librdkafka_sensitive_keys`]). A Java key is secret when Java declares
+/// it a password ([`JAVA_PASSWORD_KEYS`]) or when it is translated into a
+/// sensitive librdkafka key ([`JAVA_TRANSLATIONS`]). Paths count: librdkafka
+/// flags ssl.key.location, so a store's location is named by its key in
+/// messages, never written out.
 pub fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["password", "secret", "jaas", "token"].iter().any(|w| k.contains(w))
-        || matches!(k.as_str(), "ssl.key.pem" | "ssl.keystore.key" | "ssl_key" | "sasl.oauthbearer.config")
+    let k = key.trim();
+    let k = k.strip_prefix("topic.").unwrap_or(k);
+    librdkafka_sensitive_keys().iter().any(|s| s == k)
+        || JAVA_PASSWORD_KEYS.contains(&k)
+        || JAVA_TRANSLATIONS.iter().any(|(java, targets)| *java == k && targets.iter().any(|t| librdkafka_sensitive_keys().iter().any(|s| s == t)))
+}
+
+/// The Java client keys of `ConfigDef.Type.PASSWORD` (Kafka's SslConfigs and
+/// SaslConfigs, up to 4.1): Java itself never logs their values.
+pub const JAVA_PASSWORD_KEYS: &[&str] = &[
+    "ssl.key.password",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+    "sasl.jaas.config",
+    "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+];
+
+/// The librdkafka keys [`translate`] turns each Java key into when the
+/// names differ (all it may use, whatever a store turns out to be).
+/// Checked against the translation itself by a test.
+pub const JAVA_TRANSLATIONS: &[(&str, &[&str])] = &[
+    ("ssl.truststore.location", &["ssl.ca.location", "ssl.ca.pem"]),
+    ("ssl.truststore.certificates", &["ssl.ca.pem"]),
+    ("ssl.keystore.location", &["ssl.keystore.location", "ssl.key.location", "ssl.certificate.location"]),
+    ("ssl.keystore.key", &["ssl.key.pem"]),
+    ("ssl.keystore.certificate.chain", &["ssl.certificate.pem"]),
+    (
+        "sasl.jaas.config",
+        &[
+            "sasl.username",
+            "sasl.password",
+            "sasl.oauthbearer.config",
+            "sasl.oauthbearer.client.id",
+            "sasl.oauthbearer.client.secret",
+            "sasl.oauthbearer.scope",
+            "sasl.oauthbearer.extensions",
+            "sasl.oauthbearer.method",
+            "enable.sasl.oauthbearer.unsecure.jwt",
+        ],
+    ),
+];
+
+/// Every key [`is_secret`] is true for that a properties file can hold:
+/// librdkafka's sensitive properties, the Java password keys and the Java
+/// keys whose values become sensitive librdkafka values.
+pub fn secret_keys() -> Vec<String> {
+    let mut keys: Vec<String> = librdkafka_sensitive_keys().to_vec();
+    keys.extend(JAVA_PASSWORD_KEYS.iter().map(|k| k.to_string()));
+    keys.extend(JAVA_TRANSLATIONS.iter().map(|(k, _)| k.to_string()).filter(|k| is_secret(k)));
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The properties librdkafka flags `_RK_SENSITIVE`, as the linked library
+/// says: each property of its table (`rd_kafka_conf_properties_show`) is set
+/// to a marker and read back after `rd_kafka_conf_desensitize`, librdkafka's
+/// own scrubbing of sensitive values, which blanks exactly those.
+/// (`rd_kafka_conf_dump` would be public but does not redact in librdkafka
+/// 2.12; only its debug dump does.) A property this build lists but does
+/// not support is counted too: it cannot be probed. Read once.
+pub fn librdkafka_sensitive_keys() -> &'static [String] {
+    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| librdkafka_property_names().into_iter().filter(|k| librdkafka_scrubs(k)).collect())
+}
+
+mod ffi {
+    use std::os::raw::{c_char, c_int, c_void};
+
+    extern "C" {
+        /// librdkafka's own (rdkafka_conf.h, exported but not in rdkafka.h).
+        pub fn rd_kafka_conf_desensitize(conf: *mut rdkafka::bindings::rd_kafka_conf_t);
+        pub fn open_memstream(buf: *mut *mut c_char, len: *mut usize) -> *mut c_void;
+        pub fn fclose(f: *mut c_void) -> c_int;
+        pub fn free(p: *mut c_void);
+    }
+}
+
+/// Every property name of librdkafka's table (aliases included, hidden
+/// internals left out), from the table librdkafka prints of itself.
+pub fn librdkafka_property_names() -> Vec<String> {
+    let mut buf: *mut std::os::raw::c_char = std::ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: open_memstream owns buf until fclose, after which buf holds
+    // len bytes that we copy and free, as its contract says.
+    let text = unsafe {
+        let f = ffi::open_memstream(&mut buf, &mut len);
+        if f.is_null() {
+            return Vec::new();
+        }
+        rdkafka::bindings::rd_kafka_conf_properties_show(f.cast());
+        ffi::fclose(f);
+        let bytes = std::slice::from_raw_parts(buf as *const u8, len).to_vec();
+        ffi::free(buf.cast());
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split_once(" | ").map(|(name, _)| name.trim().to_string()))
+        .filter(|n| !n.is_empty() && n != "Property" && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_'))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether librdkafka blanks this property when it scrubs a configuration.
+fn librdkafka_scrubs(key: &str) -> bool {
+    use rdkafka::bindings as rd;
+    const MARK: &str = "mirror-maker-sensitivity-probe";
+    let (Ok(k), Ok(v)) = (std::ffi::CString::new(key), std::ffi::CString::new(MARK)) else { return false };
+    let mut err = [0 as std::os::raw::c_char; 512];
+    let mut out = [0 as std::os::raw::c_char; 128];
+    let mut out_len = out.len();
+    // SAFETY: a scratch conf object, destroyed below; strings are NUL-terminated
+    // and the buffers' sizes are passed along.
+    unsafe {
+        let conf = rd::rd_kafka_conf_new();
+        let set = rd::rd_kafka_conf_set(conf, k.as_ptr(), v.as_ptr(), err.as_mut_ptr(), err.len());
+        let scrubbed = if set == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
+            ffi::rd_kafka_conf_desensitize(conf);
+            let got = rd::rd_kafka_conf_get(conf, k.as_ptr(), out.as_mut_ptr(), &mut out_len);
+            got != rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK || std::ffi::CStr::from_ptr(out.as_ptr()).to_bytes() != MARK.as_bytes()
+        } else {
+            // A property left out of this build (OIDC without libcurl, say)
+            // cannot be set, so its flag cannot be read: count it as
+            // sensitive, since its value only ever shows up in a refusal.
+            std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy().contains("not supported in this build")
+        };
+        rd::rd_kafka_conf_destroy(conf);
+        scrubbed
+    }
 }
 
 /// Java SASL mechanisms librdkafka knows (upper case, as it compares them).
@@ -79,10 +218,16 @@ pub fn sniff(bytes: &[u8]) -> StoreKind {
 /// The error for a Java-only store, with the command that converts it.
 fn java_store_error(file: &PropertiesFile, p: &Property, kind: StoreKind, type_key: &str) -> ConfigError {
     let (name, magic) = if kind == StoreKind::Jceks { ("JCEKS", "CECECECE") } else { ("JKS", "FEEDFEED") };
-    let src = &p.value;
-    let dest = match Path::new(src).extension() {
-        Some(_) => Path::new(src).with_extension("p12").display().to_string(),
-        None => format!("{src}.p12"),
+    // A secret path (see is_secret) is named by its key, never written out.
+    let (src, dest) = if is_secret(&p.key) {
+        (format!("<the file in {}>", p.key), "<a new file>.p12".to_string())
+    } else {
+        let src = p.value.trim().to_string();
+        let dest = match Path::new(&src).extension() {
+            Some(_) => Path::new(&src).with_extension("p12").display().to_string(),
+            None => format!("{src}.p12"),
+        };
+        (src, dest)
     };
     err(
         file,
@@ -96,9 +241,19 @@ fn java_store_error(file: &PropertiesFile, p: &Property, kind: StoreKind, type_k
     )
 }
 
+/// A store's path for a message, or the key naming it when the path is
+/// itself a secret (librdkafka treats ssl.key.location as one).
+fn named(p: &Property, path: &Path) -> String {
+    if is_secret(&p.key) {
+        format!("the file in {}", p.key)
+    } else {
+        path.display().to_string()
+    }
+}
+
 fn read_store(file: &PropertiesFile, p: &Property) -> Result<(PathBuf, Vec<u8>), ConfigError> {
     let path = PathBuf::from(p.value.trim());
-    let bytes = std::fs::read(&path).map_err(|e| err(file, p, format!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(&path).map_err(|e| err(file, p, format!("cannot read {}: {e}", named(p, &path))))?;
     Ok((path, bytes))
 }
 
@@ -149,21 +304,53 @@ fn pkcs12_certificates(bytes: &[u8], password: &str) -> Result<String, String> {
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.
 pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), ConfigError> {
-    let props: Vec<&Property> = file
+    let given: Vec<&Property> = file
         .props
         .iter()
         .filter(|p| owns(&p.key) && (!p.value.is_empty() || p.key == "ssl.endpoint.identification.algorithm"))
         .collect();
-    let get = |k: &str| props.iter().copied().find(|p| p.key == k);
 
     let mut protocol = "PLAINTEXT".to_string();
-    if let Some(p) = get("security.protocol") {
+    let protocol_p = given.iter().copied().find(|p| p.key == "security.protocol");
+    if let Some(p) = protocol_p {
         protocol = p.value.trim().to_ascii_uppercase();
         if !["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"].contains(&protocol.as_str()) {
             return Err(err(file, p, format!("'{}' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", p.value)));
         }
         set(s, file, p, "security.protocol", protocol.to_ascii_lowercase());
     }
+
+    // Java builds the channel for the protocol and reads only its keys: SSL
+    // keys on PLAINTEXT or SASL_PLAINTEXT, SASL keys (a JAAS line among them)
+    // on PLAINTEXT or SSL are never looked at, so a file carrying them ran.
+    // They are left out here too (librdkafka would refuse some, e.g. a JKS
+    // store or a JAAS line for another mechanism), with one warning.
+    let uses_ssl = protocol.ends_with("SSL");
+    let uses_sasl = protocol.starts_with("SASL_");
+    let (props, unused): (Vec<&Property>, Vec<&Property>) = given.into_iter().partition(|p| {
+        p.key == "security.protocol" || (p.key.starts_with("ssl.") && uses_ssl) || (p.key.starts_with("sasl.") && uses_sasl)
+    });
+    if !unused.is_empty() {
+        let now = match protocol_p {
+            Some(p) => format!("security.protocol is {protocol} (line {})", p.line),
+            None => "security.protocol is not set (PLAINTEXT, the Java default)".to_string(),
+        };
+        let want = match (unused.iter().any(|p| p.key.starts_with("sasl.")), unused.iter().any(|p| p.key.starts_with("ssl."))) {
+            (true, true) => "SASL_SSL",
+            (true, false) if uses_ssl => "SASL_SSL",
+            (true, false) => "SASL_PLAINTEXT or SASL_SSL",
+            _ if uses_sasl => "SASL_SSL",
+            _ => "SSL or SASL_SSL",
+        };
+        let keys: Vec<String> = unused.iter().map(|p| format!("{} (line {})", p.key, p.line)).collect();
+        s.warnings.push(format!(
+            "{}: {now}, so these keys are not used, as Java does not use them on that protocol either: {}. \
+             If they were meant to be used, set security.protocol={want}",
+            file.path.display(),
+            keys.join(", ")
+        ));
+    }
+    let get = |k: &str| props.iter().copied().find(|p| p.key == k);
 
     truststore(file, s, &get)?;
     keystore(file, s, &get)?;
@@ -273,16 +460,16 @@ fn truststore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&s
         }
         StoreKind::Pkcs12 => {
             let pw = password.map_or("", |p| p.value.as_str());
-            let pem = pkcs12_certificates(&bytes, pw).map_err(|e| err(file, p, format!("{}: {e}", path.display())))?;
+            let pem = pkcs12_certificates(&bytes, pw).map_err(|e| err(file, p, format!("{}: {e}", named(p, &path))))?;
             s.notices.push(format!(
-                "{}: the CA certificates of the PKCS12 truststore {} are handed to librdkafka as ssl.ca.pem",
+                "{}: the CA certificates of the PKCS12 truststore ({}) are handed to librdkafka as ssl.ca.pem",
                 at(file, p),
-                path.display()
+                named(p, &path)
             ));
             set(s, file, p, "ssl.ca.pem", pem);
             Ok(())
         }
-        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", path.display()))),
+        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", named(p, &path)))),
     }
 }
 
@@ -341,15 +528,15 @@ fn keystore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&str
                      (e.g. openssl pkcs12 -export) or remove ssl.key.password if it is not needed",
                 ));
             }
-            let p12 = openssl::pkcs12::Pkcs12::from_der(&bytes).map_err(|_| err(file, p, format!("{} is not a valid PKCS12 file", path.display())))?;
+            let p12 = openssl::pkcs12::Pkcs12::from_der(&bytes).map_err(|_| err(file, p, format!("{} is not a valid PKCS12 file", named(p, &path))))?;
             if p12.parse2(&pw.value).is_err() {
-                return Err(err(file, pw, format!("cannot open the keystore {} with this password", path.display())));
+                return Err(err(file, pw, format!("cannot open the keystore ({}) with this password", named(p, &path))));
             }
             set(s, file, p, "ssl.keystore.location", path.display().to_string());
             set(s, file, pw, "ssl.keystore.password", pw.value.clone());
             Ok(())
         }
-        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", path.display()))),
+        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", named(p, &path)))),
     }
 }
 
@@ -506,7 +693,8 @@ fn oauthbearer<'a>(
     };
     let mut parts = vec![format!("principal={principal}")];
     let principal_claim = j.get("unsecuredLoginPrincipalClaimName");
-    for (k, v) in &j.options {
+    let mut ignored = Vec::new();
+    for (n, (k, v)) in j.options.iter().enumerate() {
         match k.as_str() {
             "unsecuredLoginStringClaim_sub" => {}
             "unsecuredLoginListClaim_scope" => {
@@ -523,11 +711,16 @@ fn oauthbearer<'a>(
             "unsecuredLoginScopeClaimName" => parts.push(format!("scopeClaimName={v}")),
             k if k.starts_with("extension_") || k.starts_with("unsecuredLoginExtension_") => {}
             k if principal_claim.is_some_and(|c| k == format!("unsecuredLoginStringClaim_{c}")) => {}
-            other => s.warnings.push(format!(
-                "{}: sasl.jaas.config option {other} has no librdkafka equivalent and is ignored",
-                at(file, jp)
-            )),
+            // Named by place: a key may be a piece of an unquoted value.
+            _ => ignored.push((n + 1).to_string()),
         }
+    }
+    if !ignored.is_empty() {
+        s.warnings.push(format!(
+            "{}: sasl.jaas.config option(s) {} (counted from the first key=value) have no librdkafka equivalent and are ignored",
+            at(file, jp),
+            ignored.join(", ")
+        ));
     }
     parts.extend(extensions.iter().map(|e| format!("extension_{e}")));
     set(s, file, jp, "enable.sasl.oauthbearer.unsecure.jwt", "true");
@@ -584,12 +777,24 @@ mod tests {
         translate_file(&parse(Path::new("p.properties"), text.as_bytes()).unwrap(), Role::Producer)
     }
 
+    /// A file whose `ssl.*`/`sasl.*` keys are used: without a
+    /// security.protocol of its own it gets the one that uses them all,
+    /// last, so the lines the tests name stay where they are.
+    fn used(text: &str) -> String {
+        if text.contains("security.protocol") {
+            format!("bootstrap.servers=h:1\n{text}")
+        } else {
+            let protocol = if text.contains("sasl.") { "SASL_SSL" } else { "SSL" };
+            format!("bootstrap.servers=h:1\n{text}\nsecurity.protocol={protocol}")
+        }
+    }
+
     fn ok(text: &str) -> ClientSettings {
-        producer(&format!("bootstrap.servers=h:1\n{text}")).unwrap_or_else(|e| panic!("{e}"))
+        producer(&used(text)).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn fails(text: &str) -> String {
-        producer(&format!("bootstrap.servers=h:1\n{text}")).map(|s| format!("{:?}", s.entries)).expect_err("should fail").0
+        producer(&used(text)).map(|s| format!("{:?}", s.entries)).expect_err("should fail").0
     }
 
     fn dir() -> PathBuf {
@@ -676,20 +881,20 @@ mod tests {
             std::fs::write(&store, [&magic[..], &[0, 0, 0, 2]].concat()).unwrap();
             for (key, ty) in [("ssl.truststore.location", "ssl.truststore.type"), ("ssl.keystore.location", "ssl.keystore.type")] {
                 let e = fails(&format!("ssl.keystore.password=x\n{key}={}", store.display()));
-                let dest = store.with_extension("p12");
-                assert!(e.starts_with(&format!("p.properties:3: {key}: ")), "{e}");
+                assert!(e.starts_with(&format!("p.properties:3: {key}: <the file in {key}> is a {name} store")), "{e}");
                 assert!(
                     e.contains(&format!(
-                        "keytool -importkeystore -srckeystore {} -srcstoretype {name} -destkeystore {} -deststoretype PKCS12",
-                        store.display(),
-                        dest.display()
+                        "keytool -importkeystore -srckeystore <the file in {key}> -srcstoretype {name} -destkeystore <a new file>.p12 -deststoretype PKCS12"
                     )),
                     "{e}"
                 );
                 assert!(e.contains(&format!("{ty}=PKCS12")), "{e}");
+                // The path is secret (librdkafka flags ssl.key.location), so it is never written out.
+                assert!(!e.contains(d.to_str().unwrap()), "{e}");
             }
         }
-        assert!(fails("ssl.truststore.location=/nonexistent/t.jks").contains("cannot read /nonexistent/t.jks"));
+        let e = fails("ssl.truststore.location=/nonexistent/t.jks");
+        assert!(e.contains("p.properties:2: ssl.truststore.location: cannot read the file in ssl.truststore.location") && !e.contains("t.jks"), "{e}");
     }
 
     #[test]
@@ -788,7 +993,7 @@ mod tests {
         let e = fails(&format!("sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={SCRAM} required username=a;"));
         assert!(e.contains("needs both username"), "{e}");
         let e = fails("sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter2\"");
-        assert!(e.contains("p.properties:3: sasl.jaas.config: the options of") && !e.contains("hunter2"), "{e}");
+        assert!(e.contains("p.properties:3: sasl.jaas.config: the options must end with ';'") && !e.contains("hunter2"), "{e}");
         assert!(fails("sasl.mechanism=DIGEST").contains("'DIGEST' is not one of"));
     }
 
@@ -798,15 +1003,16 @@ mod tests {
         assert!(e.contains("Krb5LoginModule") && e.contains("without Kerberos (GSSAPI) support"), "{e}");
         let e = fails("security.protocol=SASL_PLAINTEXT");
         assert!(e.contains("sasl.mechanism is not set (Java's default is GSSAPI)") && e.contains("without Kerberos"), "{e}");
-        let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.ticket.renew.window.factor=0.8\nsasl.login.refresh.window.factor=0.8");
+        // On SASL_SSL with PLAIN, so the SASL keys are used but GSSAPI is not.
+        let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.ticket.renew.window.factor=0.8\nsasl.login.refresh.window.factor=0.8\nsasl.mechanism=PLAIN");
         assert!(s.warnings.iter().any(|w| w.contains("sasl.kerberos.ticket.renew.window.factor is ignored")));
         assert!(s.warnings.iter().any(|w| w.contains("sasl.login.refresh.window.factor is ignored")));
-        let s = ok("sasl.kerberos.kinit.cmd=/usr/local/bin/kinit");
+        let s = ok("sasl.kerberos.kinit.cmd=/usr/local/bin/kinit\nsasl.mechanism=PLAIN");
         assert_eq!(
             s.get("sasl.kerberos.kinit.cmd"),
             Some("/usr/local/bin/kinit -R -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal} || /usr/local/bin/kinit -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal}")
         );
-        let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.min.time.before.relogin=0");
+        let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.min.time.before.relogin=0\nsasl.mechanism=PLAIN");
         assert_eq!(s.get("sasl.kerberos.service.name"), Some("kafka"));
         assert_eq!(s.get("sasl.kerberos.min.time.before.relogin"), Some("0"));
     }
@@ -821,7 +1027,7 @@ mod tests {
         let oidc = "sasl.mechanism=OAUTHBEARER\nsasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler\n\
                     sasl.oauthbearer.token.endpoint.url=https://idp/token\n\
                     sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"mm\" clientSecret=\"cs-secret\" scope=\"kafka\" extension_logicalCluster=\"lkc-1\";";
-        match producer(&format!("bootstrap.servers=h:1\n{oidc}")) {
+        match producer(&used(oidc)) {
             Ok(s) => {
                 assert_eq!(s.get("sasl.oauthbearer.method"), Some("oidc"));
                 assert_eq!(s.get("sasl.oauthbearer.client.id"), Some("mm"));
@@ -836,20 +1042,154 @@ mod tests {
         let e = fails("sasl.mechanism=OAUTHBEARER\nsasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;");
         assert!(e.contains("unsecuredLoginStringClaim_sub"), "{e}");
         assert!(fails("sasl.login.callback.handler.class=com.example.Handler").contains("custom Java callback handlers"));
-        assert!(fails("sasl.login.class=com.example.Login").contains("custom Java login classes"));
-        assert!(fails("sasl.client.callback.handler.class=com.example.H").contains("custom Java login classes"));
+        assert!(fails("sasl.login.class=com.example.Login\nsasl.mechanism=PLAIN").contains("custom Java login classes"));
+        assert!(fails("sasl.client.callback.handler.class=com.example.H\nsasl.mechanism=PLAIN").contains("custom Java login classes"));
         assert!(fails("sasl.mechanism=PLAIN\nsasl.jaas.config=com.example.MyLoginModule required;").contains("com.example.MyLoginModule is not supported"));
     }
 
     #[test]
     fn secrets_are_secret() {
-        for k in ["sasl.password", "sasl.jaas.config", "ssl.key.pem", "ssl.keystore.key", "ssl.keystore.password", "ssl.key.password", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config", "ssl.truststore.password"] {
+        // What librdkafka 2.12 flags _RK_SENSITIVE (the OIDC ones are left
+        // out of a build without libcurl and counted for that), and the Java
+        // password keys.
+        for k in [
+            "sasl.password", "sasl.username", "ssl.key.pem", "ssl.key.password", "ssl.key.location", "ssl.keystore.password", "ssl.ca.pem", "sasl.oauthbearer.config",
+            "sasl.oauthbearer.client.secret", "sasl.oauthbearer.assertion.private.key.passphrase", "sasl.oauthbearer.assertion.private.key.pem",
+            "sasl.oauthbearer.assertion.private.key.file", "sasl.jaas.config", "ssl.keystore.key", "ssl.truststore.password", "ssl.truststore.certificates",
+            "ssl.keystore.certificate.chain", "sasl.oauthbearer.client.credentials.client.secret",
+        ] {
             assert!(is_secret(k), "{k}");
+            assert!(secret_keys().iter().any(|s| s == k), "{k}");
             assert_eq!(crate::config::shown(k, "x"), "[redacted]");
         }
-        for k in ["ssl.ca.location", "ssl.certificate.pem", "sasl.username", "sasl.mechanisms"] {
+        for k in ["ssl.ca.location", "ssl.certificate.pem", "ssl.certificate.location", "sasl.mechanisms", "sasl.mechanism", "bootstrap.servers", "security.protocol", "group.id"] {
             assert!(!is_secret(k), "{k}");
         }
+    }
+
+    /// The sensitive set is read from librdkafka's table, not written here:
+    /// every property it lists is probed, and the answer matches what
+    /// librdkafka's own scrubbing does to a configuration holding them all.
+    #[test]
+    fn librdkafka_sensitive_keys_are_what_librdkafka_scrubs() {
+        use rdkafka::bindings as rd;
+        let names = librdkafka_property_names();
+        assert!(names.len() > 150 && names.iter().any(|n| n == "bootstrap.servers") && names.iter().any(|n| n == "sasl.password"), "{names:?}");
+        let sensitive = librdkafka_sensitive_keys();
+        assert!(sensitive.len() < names.len() / 2, "{sensitive:?}");
+        // One configuration with every string property set to its own name,
+        // scrubbed once: exactly the sensitive ones (those this build can
+        // hold) lose their value.
+        // SAFETY: a scratch conf object, destroyed below; NUL-terminated strings.
+        unsafe {
+            let conf = rd::rd_kafka_conf_new();
+            let mut held = Vec::new();
+            for n in &names {
+                let c = std::ffi::CString::new(n.as_str()).unwrap();
+                let mut err = [0 as std::os::raw::c_char; 512];
+                // Aliases would overwrite what their target holds.
+                if rd::rd_kafka_conf_set(conf, c.as_ptr(), c.as_ptr(), err.as_mut_ptr(), err.len()) == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
+                    held.push((n.clone(), c));
+                }
+            }
+            ffi::rd_kafka_conf_desensitize(conf);
+            for (n, c) in &held {
+                let mut out = [0 as std::os::raw::c_char; 512];
+                let mut len = out.len();
+                let got = rd::rd_kafka_conf_get(conf, c.as_ptr(), out.as_mut_ptr(), &mut len);
+                let kept = got == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK && std::ffi::CStr::from_ptr(out.as_ptr()).to_bytes() == n.as_bytes();
+                let aliased = !kept && !sensitive.contains(n);
+                if !aliased {
+                    assert_eq!(!kept, sensitive.contains(n), "{n}");
+                }
+            }
+            rd::rd_kafka_conf_destroy(conf);
+        }
+    }
+
+    /// No translated setting that librdkafka counts sensitive comes from a
+    /// Java key that is_secret misses, and JAVA_TRANSLATIONS lists every key
+    /// a listed Java key really becomes: checked on files that take each
+    /// path of the translation.
+    #[test]
+    fn java_translations_follow_the_translation() {
+        let d = dir();
+        let (cert, key) = cert_and_key();
+        let cert_pem = String::from_utf8(cert.to_pem().unwrap()).unwrap();
+        let key_pem = String::from_utf8(key.private_key_to_pem_pkcs8().unwrap()).unwrap();
+        let esc = |s: &str| s.trim_end().replace('\n', "\\\\n");
+        let pem_ca = d.join("ca.pem");
+        std::fs::write(&pem_ca, &cert_pem).unwrap();
+        let pem_key = d.join("client.pem");
+        std::fs::write(&pem_key, format!("{key_pem}{cert_pem}")).unwrap();
+        let p12 = openssl::pkcs12::Pkcs12::builder().name("c").pkey(&key).cert(&cert).build2("pw").unwrap();
+        let p12_file = d.join("client.p12");
+        std::fs::write(&p12_file, p12.to_der().unwrap()).unwrap();
+        let files = [
+            format!("ssl.truststore.location={}\nssl.keystore.location={}\nssl.key.password=kp", pem_ca.display(), pem_key.display()),
+            format!("ssl.truststore.location={}\nssl.truststore.password=pw\nssl.keystore.location={}\nssl.keystore.password=pw", p12_file.display(), p12_file.display()),
+            format!("ssl.truststore.certificates={}\nssl.keystore.key={}\nssl.keystore.certificate.chain={}", esc(&cert_pem), esc(&key_pem), esc(&cert_pem)),
+            format!("sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={SCRAM} required username=u password=p;"),
+            "sasl.mechanism=OAUTHBEARER\nsasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=u;".to_string(),
+        ];
+        let mut seen = 0;
+        for text in &files {
+            let s = ok(text);
+            for (k, (_, origin)) in &s.entries {
+                let Origin::File { key: java, .. } = origin else { continue };
+                if java == k {
+                    continue;
+                }
+                seen += 1;
+                if librdkafka_sensitive_keys().contains(k) {
+                    assert!(is_secret(java), "{java} becomes the sensitive {k} but is not secret");
+                }
+                if let Some((_, targets)) = JAVA_TRANSLATIONS.iter().find(|(j, _)| j == java) {
+                    assert!(targets.contains(&k.as_str()), "{java} becomes {k}, which JAVA_TRANSLATIONS does not list");
+                }
+            }
+        }
+        assert!(seen >= 10, "only {seen} translated settings");
+    }
+
+    /// Java builds a plaintext channel for PLAINTEXT and never reads the
+    /// SASL or SSL keys, so a file that ran there must run here, with one
+    /// warning naming the unused keys. Likewise SSL keys on SASL_PLAINTEXT
+    /// and SASL keys on SSL.
+    #[test]
+    fn keys_the_protocol_does_not_use_are_ignored_as_java_does() {
+        let jaas = format!("sasl.jaas.config={SCRAM} required username=a password=\"CANARY-pw\";");
+        let jks = dir().join("t.jks");
+        std::fs::write(&jks, [0xFE, 0xED, 0xFE, 0xED, 0, 0, 0, 2]).unwrap();
+        let ssl = format!("ssl.truststore.location={}\nssl.truststore.password=CANARY-ts", jks.display());
+        for (protocol, text, unused) in [
+            ("", format!("{jaas}\nsasl.login.class=com.example.L"), vec!["sasl.jaas.config (line 2)", "sasl.login.class (line 3)"]),
+            ("security.protocol=PLAINTEXT\n", format!("{jaas}\nsasl.mechanism=GSSAPI\n{ssl}"), vec!["sasl.jaas.config (line 3)", "sasl.mechanism (line 4)", "ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"]),
+            ("security.protocol=SSL\n", jaas.clone(), vec!["sasl.jaas.config (line 3)"]),
+            ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n", format!("{jaas}\n{ssl}"), vec!["ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"]),
+        ] {
+            let s = producer(&format!("bootstrap.servers=h:1\n{protocol}{text}")).unwrap_or_else(|e| panic!("{protocol}{text}: {e}"));
+            let w: Vec<&String> = s.warnings.iter().filter(|w| w.contains("not used")).collect();
+            assert_eq!(w.len(), 1, "{protocol}{text}: {:?}", s.warnings);
+            for u in &unused {
+                assert!(w[0].contains(u), "{protocol}: {u} missing from {}", w[0]);
+            }
+            assert!(w[0].starts_with("p.properties: "), "{}", w[0]);
+            assert!(!w[0].contains("CANARY"), "{}", w[0]);
+            for k in s.entries.keys() {
+                let used = match protocol {
+                    "security.protocol=SSL\n" => !k.starts_with("sasl."),
+                    p if p.starts_with("security.protocol=SASL_PLAINTEXT") => !k.starts_with("ssl."),
+                    _ => !k.starts_with("sasl.") && !k.starts_with("ssl."),
+                };
+                assert!(used, "{protocol}: {k} passed to librdkafka");
+            }
+        }
+        // Used keys are still translated and checked.
+        let s = ok(&format!("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n{jaas}"));
+        assert_eq!(s.get("sasl.password"), Some("CANARY-pw"));
+        assert!(s.warnings.iter().all(|w| !w.contains("not used")), "{:?}", s.warnings);
+        assert!(fails(&format!("security.protocol=SSL\n{ssl}")).contains("keytool"));
     }
 
     #[test]

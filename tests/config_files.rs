@@ -205,3 +205,194 @@ fn zookeeper_offsets_are_refused_before_anything_runs() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss"), "{out}");
 }
+
+/// Runs the binary once per argument list, 24 at a time (a check waits up
+/// to 15 s for an unreachable cluster), and returns each exit status and output.
+fn run_all(runs: Vec<Vec<String>>) -> Vec<(i32, String)> {
+    let mut results = Vec::new();
+    for batch in runs.chunks(24) {
+        let children: Vec<_> = batch
+            .iter()
+            .map(|args| {
+                std::process::Command::new(bin())
+                    .args(args)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("run mirror-maker")
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().expect("wait for mirror-maker");
+            results.push((out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    results
+}
+
+/// Values that reach each code path a secret can take: accepted as is, split
+/// by spaces, shaped like a broken PEM block, with properties escapes.
+fn canary_values(tag: &str) -> Vec<String> {
+    vec![
+        format!("CANARY-{tag}-plain"),
+        format!("CANARY-{tag}-a CANARY-{tag}-b;"),
+        format!("-----BEGIN PRIVATE KEY-----CANARY-{tag}-pem-----END CERTIFICATE-----"),
+        format!("/nonexistent/CANARY-{tag}-\\\\esc\\u0041\\\"q"),
+    ]
+}
+
+/// JAAS lines carrying a canary password in every form: unquoted, quoted,
+/// split by a space, unterminated, with an escaped quote, without the
+/// closing ';', and a bare value where the module name belongs.
+fn jaas_forms(module: &str) -> Vec<String> {
+    vec![
+        format!("{module} required username=u password=CANARY-j-plain;"),
+        format!("{module} required username=u password=\"CANARY-j-quoted\";"),
+        format!("{module} required username=u password=CANARY-j-a CANARY-j-b;"),
+        format!("{module} required username=u password=CANARY-j-a CANARY-j-b=x;"),
+        format!("{module} required username=u password=\"CANARY-j-unterminated;"),
+        format!("{module} required username=u password=\"CANARY-j-\\\\\"esc\";"),
+        format!("{module} required username=u password=CANARY-j-nosemicolon"),
+        format!("{module} required clientId=u clientSecret=CANARY-j-cs CANARY-j-b=x unsecuredLoginStringClaim_sub=u;"),
+        s("CANARY-j-alone"),
+        s("CANARY-j-a CANARY-j-b required;"),
+    ]
+}
+
+fn check_args(consumer: &std::path::Path, producer: &std::path::Path) -> Vec<String> {
+    vec![s("--consumer.config"), path(consumer), s("--producer.config"), path(producer), s("--whitelist"), s(".*"), s("--check-config")]
+}
+
+/// A canary in every key librdkafka's own table marks sensitive, every Java
+/// password key and every Java key whose value becomes a sensitive one, in
+/// every JAAS form, on a protocol that uses the key and on one that ignores
+/// it: it never reaches the --check-config report, stdout or stderr,
+/// whichever path the file takes (accepted, refused by the translation,
+/// refused by librdkafka).
+#[test]
+fn secrets_never_reach_the_check_config_report() {
+    let keys = mirror_maker::security::secret_keys();
+    for k in ["sasl.oauthbearer.assertion.private.key.passphrase", "sasl.oauthbearer.assertion.private.key.pem", "sasl.password", "sasl.jaas.config"] {
+        assert!(keys.iter().any(|x| x == k), "{k} is not among the secret keys {keys:?}");
+    }
+    // The producer file fails at once, so each check waits for one cluster only.
+    let p = props("producer.properties", &[s("acks=all")]);
+    let base = [s("bootstrap.servers=127.0.0.1:1"), s("group.id=g")];
+    let mut runs = Vec::new();
+    let mut what = Vec::new();
+    for (n, key) in keys.iter().enumerate() {
+        for (m, v) in canary_values(&format!("k{n}")).into_iter().enumerate() {
+            let lines = [&base[..], &[s("security.protocol=SASL_SSL"), s("sasl.mechanism=PLAIN"), format!("{key}={v}")]].concat();
+            runs.push(check_args(&props("consumer.properties", &lines), &p));
+            what.push(format!("{key} value {m} on SASL_SSL"));
+        }
+    }
+    // On PLAINTEXT every one of them is unused, all in one file.
+    let mut lines = base.to_vec();
+    lines.extend(keys.iter().enumerate().map(|(n, k)| format!("{k}=CANARY-plaintext-{n}")));
+    runs.push(check_args(&props("consumer.properties", &lines), &p));
+    what.push(s("every key on PLAINTEXT"));
+    for (module, mechanism) in [
+        ("org.apache.kafka.common.security.plain.PlainLoginModule", "PLAIN"),
+        ("org.apache.kafka.common.security.scram.ScramLoginModule", "SCRAM-SHA-512"),
+        ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule", "OAUTHBEARER"),
+        ("com.example.CustomLoginModule", "PLAIN"),
+    ] {
+        for (m, jaas) in jaas_forms(module).into_iter().enumerate() {
+            for (protocol, mech) in [("SASL_PLAINTEXT", mechanism), ("SASL_SSL", "SCRAM-SHA-256")] {
+                let lines = [&base[..], &[format!("security.protocol={protocol}"), format!("sasl.mechanism={mech}"), format!("sasl.jaas.config={jaas}")]].concat();
+                runs.push(check_args(&props("consumer.properties", &lines), &p));
+                what.push(format!("sasl.jaas.config form {m} with {module} on {protocol}, mechanism {mech}"));
+            }
+        }
+    }
+    let results = run_all(runs);
+    for ((code, out), what) in results.iter().zip(&what) {
+        assert!(!out.contains("CANARY"), "{what}: a secret reached the output (exit {code}):\n{out}");
+        assert!(out.contains("RESULT: a run would NOT start"), "{what}: no check report (exit {code}):\n{out}");
+    }
+    // The redaction is seen, not just the absence: accepted secrets show as such.
+    assert!(results.iter().any(|(_, out)| out.contains("sasl.password=[redacted]")), "no accepted secret in any report");
+    println!("{} --check-config runs, {} secret keys, no canary in any output", results.len(), keys.len());
+}
+
+/// The same secrets in a running mirror (no cluster to reach): neither
+/// stderr, the --log.file written at debug level (librdkafka's own
+/// configuration dump included) nor the /metrics page shows one.
+#[test]
+fn secrets_never_reach_the_log_file_or_metrics() {
+    let keys = mirror_maker::security::secret_keys();
+    let dir = std::env::temp_dir().join(unique("mm-secret-run"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // SASL_PLAINTEXT with PLAIN: the client is created whatever the sasl.*
+    // canaries say, and the ssl.* ones are the unused keys of that protocol.
+    let mut lines = vec![
+        s("bootstrap.servers=127.0.0.1:1"),
+        s("group.id=g"),
+        s("security.protocol=SASL_PLAINTEXT"),
+        s("sasl.mechanism=PLAIN"),
+        s("debug=conf,security"),
+    ];
+    // Keys this librdkafka build refuses (OIDC without libcurl) would stop the
+    // start; their refusals are covered by the --check-config test.
+    let refused = |k: &str| {
+        use rdkafka::bindings as rd;
+        let (k, v) = (std::ffi::CString::new(k).unwrap(), std::ffi::CString::new("CANARY").unwrap());
+        let mut err = [0 as std::os::raw::c_char; 512];
+        // SAFETY: a scratch conf object, destroyed below; NUL-terminated strings.
+        unsafe {
+            let conf = rd::rd_kafka_conf_new();
+            let res = rd::rd_kafka_conf_set(conf, k.as_ptr(), v.as_ptr(), err.as_mut_ptr(), err.len());
+            rd::rd_kafka_conf_destroy(conf);
+            res == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_INVALID
+        }
+    };
+    let usable: Vec<&String> = keys.iter().filter(|k| k.as_str() != "sasl.jaas.config" && !refused(k)).collect();
+    assert!(usable.len() >= 10, "{usable:?}");
+    lines.extend(usable.iter().enumerate().map(|(n, k)| format!("{k}=CANARY-run-{n}")));
+    lines.push(s("sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=CANARY-run-user password=CANARY-run-pw;"));
+    let c = props("consumer.properties", &lines);
+    // Another (dead) address than the source's, or the loop guard stops it first.
+    let mut plines: Vec<String> = lines.iter().filter(|l| !l.starts_with("group.id=")).cloned().collect();
+    plines[0] = s("bootstrap.servers=127.0.0.1:2");
+    let p = props("producer.properties", &plines);
+    let log = dir.join("mirror.log");
+    let port = free_port();
+    let mut child = std::process::Command::new(bin())
+        .args([s("--consumer.config"), path(&c), s("--producer.config"), path(&p), s("--whitelist"), s(".*")])
+        .args([s("--log.file"), path(&log), s("--metrics.port"), port.to_string()])
+        .env("RUST_LOG", "trace,librdkafka=trace")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mirror-maker");
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    // The settings (debug), librdkafka's configuration dump and the first
+    // failed connection are all written by then.
+    wait_until("the mirror to report the unreachable target", || {
+        read_log().contains("cannot reach the target cluster") || child.try_wait().unwrap().is_some()
+    });
+    assert!(child.try_wait().unwrap().is_none(), "the mirror stopped:\n{}", read_log());
+    let page = {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to /metrics");
+        write!(conn, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        let mut page = String::new();
+        conn.read_to_string(&mut page).unwrap();
+        page
+    };
+    let pid = child.id().to_string();
+    std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let logged = read_log();
+    assert!(page.starts_with("HTTP/1.1 200 OK") && page.contains("mirror_maker_"), "{page}");
+    assert!(logged.contains("sasl.password=[redacted]"), "the settings were not logged:\n{logged}");
+    assert!(logged.contains("CONF"), "librdkafka's configuration dump was not logged:\n{logged}");
+    for (name, text) in [("--log.file", &logged), ("stderr", &stderr), ("/metrics", &page)] {
+        assert!(!text.contains("CANARY"), "a secret reached {name}:\n{text}");
+    }
+    println!("run: {} log lines, {} metrics lines, no canary", logged.lines().count(), page.lines().count());
+}
