@@ -272,10 +272,12 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (_, "zookeeper.session.timeout.ms" | "zookeeper.connection.timeout.ms" | "zookeeper.sync.time.ms") => {
             Warn("ZooKeeper is not used for group membership; the broker-side group uses session.timeout.ms (Java default 45000)")
         }
-        (_, "zk.connect") => Refuse("a Kafka 0.7 name; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
-        (_, "groupid") => Refuse("a Kafka 0.7 name; write group.id"),
-        (_, "broker.list") => Refuse("a Kafka 0.7 name; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)"),
-        (_, "fetch.size") => Refuse("a Kafka 0.7 name; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
+        // Java clients (0.8 on) ignore these unknown names too; a file lacking
+        // the real key is refused for that key (group.id, bootstrap.servers).
+        (_, "zk.connect") => Warn("a Kafka 0.7 name that Java ignores too; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
+        (_, "groupid") => Warn("a Kafka 0.7 name that Java ignores too; write group.id"),
+        (_, "broker.list") => Warn("a Kafka 0.7 name that Java ignores too; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)"),
+        (_, "fetch.size") => Warn("a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
         (_, "client.dns.lookup") => Special,
         (_, "topic.metadata.refresh.interval.ms") => Special,
         (Role::Consumer, "zookeeper.connect") => Special,
@@ -517,7 +519,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
                 "auto.commit.interval.ms" => auto_commit_interval = Some(parse_long(file, p)?.max(0) as u64),
                 "exclude.internal.topics" => s.exclude_internal_topics = parse_java_bool(file, p)?,
                 "partition.assignment.strategy" => {
-                    let v = assignor(file, p)?;
+                    let v = assignor(file, p, &mut s.warnings)?;
                     user_set(&mut s, p, "partition.assignment.strategy", v);
                 }
                 "auto.offset.reset" => {
@@ -866,6 +868,27 @@ fn java_defaults(s: &mut ClientSettings) {
     }
     // librdkafka refuses max < min; Java quietly uses the larger.
     let num = |s: &ClientSettings, k: &str| s.get(k).and_then(|v| v.parse::<i64>().ok());
+    // Java runs with a poll interval below the session timeout (the broker
+    // then drops a member that stops polling sooner); librdkafka refuses it
+    // at client creation, so the interval is raised to the session timeout,
+    // which never drops a member Java would have kept.
+    // 45000 is the session timeout of both when the file sets none.
+    if let (Some(poll), session) = (num(s, "max.poll.interval.ms"), num(s, "session.timeout.ms").unwrap_or(45_000)) {
+        if poll < session && s.role == Role::Consumer {
+            let at = |k: &str| match s.entries.get(k) {
+                Some((_, Origin::File { at, .. })) => format!("{at}: "),
+                Some(_) => String::new(),
+                None => "the default ".into(),
+            };
+            s.warnings.push(format!(
+                "{}max.poll.interval.ms={poll} is below {}session.timeout.ms={session}, which librdkafka refuses (Java does not); \
+                 using max.poll.interval.ms={session}",
+                at("max.poll.interval.ms"),
+                at("session.timeout.ms")
+            ));
+            s.set("max.poll.interval.ms", session.to_string(), Origin::Default("raised to session.timeout.ms (librdkafka requires max.poll.interval.ms >= session.timeout.ms)"));
+        }
+    }
     if let (Some(min), Some(max)) = (num(s, "reconnect.backoff.ms"), num(s, "reconnect.backoff.max.ms")) {
         if max < min {
             s.notices.push(format!("reconnect.backoff.max.ms={max} is below reconnect.backoff.ms={min}; using {min} for both, as Java does"));
@@ -883,15 +906,6 @@ fn check_combinations(s: &ClientSettings) -> Result<(), ConfigError> {
         None => k.to_string(),
     };
     let num = |k: &str| s.get(k).and_then(|v| v.parse::<f64>().ok());
-    if let (Some(poll), Some(session)) = (num("max.poll.interval.ms"), num("session.timeout.ms")) {
-        if poll < session {
-            return Err(ConfigError(format!(
-                "{} is below {}: a member would be dropped from the group before it is considered dead; raise max.poll.interval.ms",
-                origin("max.poll.interval.ms"),
-                origin("session.timeout.ms")
-            )));
-        }
-    }
     let timeout = num("delivery.timeout.ms").or_else(|| num("message.timeout.ms"));
     if let (Some(t), Some(linger)) = (timeout, num("linger.ms").or_else(|| num("queue.buffering.max.ms"))) {
         if t > 0.0 && t <= linger {
@@ -938,40 +952,50 @@ pub fn resolve_brokers(s: &mut ClientSettings) -> Result<(), ConfigError> {
     }
 }
 
-fn assignor(file: &PropertiesFile, p: &Property) -> Result<String, ConfigError> {
+/// librdkafka's assignors for a Java list. An assignor librdkafka lacks
+/// (Java's eager StickyAssignor, a custom class) decides only which member
+/// reads which partition, never what is mirrored, so it is dropped with a
+/// warning and the file runs, with range when nothing else is left.
+fn assignor(file: &PropertiesFile, p: &Property, warnings: &mut Vec<String>) -> Result<String, ConfigError> {
     let mut out: Vec<&str> = Vec::new();
+    let mut dropped = Vec::new();
     for part in p.value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let name = part.rsplit('.').next().unwrap_or(part);
         let mapped = match name {
             "RangeAssignor" | "range" => "range",
             "RoundRobinAssignor" | "roundrobin" => "roundrobin",
             "CooperativeStickyAssignor" | "cooperative-sticky" => "cooperative-sticky",
-            "StickyAssignor" | "sticky" => {
-                return Err(ConfigError(format!(
-                    "{}: partition.assignment.strategy {part}: the eager sticky assignor is not available in librdkafka; use roundrobin, or CooperativeStickyAssignor when every member of the group can",
-                    file.at(p)
-                )))
-            }
             _ => {
-                return Err(ConfigError(format!(
-                    "{}: partition.assignment.strategy {part}: custom Java assignors cannot be loaded; use range, roundrobin or cooperative-sticky",
-                    file.at(p)
-                )))
+                dropped.push(part);
+                continue;
             }
         };
         if !out.contains(&mapped) {
             out.push(mapped);
         }
     }
-    // Java 3.x's default list [Range, CooperativeSticky] means "range until
-    // everyone upgrades"; librdkafka refuses to mix eager and cooperative.
-    if out.contains(&"cooperative-sticky") && out.len() > 1 {
-        return Ok(out.into_iter().find(|a| *a != "cooperative-sticky").unwrap_or("range").to_string());
-    }
-    if out.is_empty() {
+    if out.is_empty() && dropped.is_empty() {
         return Err(ConfigError(format!("{}: partition.assignment.strategy is empty", file.at(p))));
     }
-    Ok(out.join(","))
+    // Java 3.x's default list [Range, CooperativeSticky] means "range until
+    // everyone upgrades"; librdkafka refuses to mix eager and cooperative.
+    let chosen = if out.is_empty() {
+        "range".to_string()
+    } else if out.contains(&"cooperative-sticky") && out.len() > 1 {
+        out.into_iter().find(|a| *a != "cooperative-sticky").unwrap_or("range").to_string()
+    } else {
+        out.join(",")
+    };
+    if !dropped.is_empty() {
+        warnings.push(format!(
+            "{}: partition.assignment.strategy {}: not available in librdkafka (the eager sticky assignor and custom Java classes are not); \
+             {chosen} is used instead. Every partition is still mirrored, only their spread over the mirror's members may differ, \
+             and a group shared with Java members that use only that assignor will not seat this one",
+            file.at(p),
+            dropped.join(", ")
+        ));
+    }
+    Ok(chosen)
 }
 
 fn partitioner(file: &PropertiesFile, p: &Property) -> Result<&'static str, ConfigError> {

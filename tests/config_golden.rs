@@ -264,11 +264,18 @@ fn duplicate_and_alias_keys_keep_one_value() {
 
 #[test]
 fn combinations_librdkafka_would_refuse_are_explained() {
-    let e = translate(Role::Consumer, "bootstrap.servers=h:1\ngroup.id=g\nsession.timeout.ms=60000\nmax.poll.interval.ms=30000\n").unwrap_err();
+    // Java runs with it; librdkafka would refuse it, so the interval is raised.
+    let c = translate(Role::Consumer, "bootstrap.servers=h:1\ngroup.id=g\nsession.timeout.ms=60000\nmax.poll.interval.ms=30000\n").unwrap();
+    assert_eq!(c.get("max.poll.interval.ms"), Some("60000"));
     assert_eq!(
-        e,
-        "t.properties:4: max.poll.interval.ms=30000 is below t.properties:3: session.timeout.ms=60000: a member would be dropped from the group before it is considered dead; raise max.poll.interval.ms"
+        c.warnings,
+        vec!["t.properties:4: max.poll.interval.ms=30000 is below t.properties:3: session.timeout.ms=60000, which librdkafka refuses (Java does not); using max.poll.interval.ms=60000".to_string()]
     );
+    assert!(c.client_config().create::<rdkafka::consumer::BaseConsumer>().is_ok());
+    let c = translate(Role::Consumer, "bootstrap.servers=h:1\ngroup.id=g\nmax.poll.interval.ms=30000\n").unwrap();
+    assert_eq!(c.get("max.poll.interval.ms"), Some("45000"));
+    assert!(has(&c.warnings, "t.properties:3: max.poll.interval.ms=30000 is below the default session.timeout.ms=45000"), "{:?}", c.warnings);
+    assert!(c.client_config().create::<rdkafka::consumer::BaseConsumer>().is_ok());
     let e = translate(Role::Producer, "bootstrap.servers=h:1\nlinger.ms=100\ndelivery.timeout.ms=50\n").unwrap_err();
     assert!(e.starts_with("t.properties:3: delivery.timeout.ms=50 must be larger than t.properties:2: linger.ms=100"), "{e}");
     let e = translate(Role::Consumer, "bootstrap.servers=h:1\ngroup.id=g\ngroup.protocol=consumer\nsession.timeout.ms=10000\n").unwrap_err();
@@ -371,8 +378,9 @@ const TABLE: &[(&str, Role, &str, &[W])] = &[
     ("group.remote.assignor", C, "group.protocol=consumer\ngroup.remote.assignor=uniform", &[Set("group.remote.assignor", "uniform")]),
     ("partition.assignment.strategy", C, "partition.assignment.strategy=org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor", &[Set("partition.assignment.strategy", "range")]),
     ("partition.assignment.strategy", C, "partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor", &[Set("partition.assignment.strategy", "cooperative-sticky")]),
-    ("partition.assignment.strategy", C, "partition.assignment.strategy=org.apache.kafka.clients.consumer.StickyAssignor", &[Refused("the eager sticky assignor is not available in librdkafka; use roundrobin")]),
-    ("partition.assignment.strategy", C, "partition.assignment.strategy=com.acme.Assignor", &[Refused("custom Java assignors cannot be loaded")]),
+    ("partition.assignment.strategy", C, "partition.assignment.strategy=org.apache.kafka.clients.consumer.StickyAssignor", &[Set("partition.assignment.strategy", "range"), Warn("StickyAssignor: not available in librdkafka")]),
+    ("partition.assignment.strategy", C, "partition.assignment.strategy=org.apache.kafka.clients.consumer.StickyAssignor,org.apache.kafka.clients.consumer.RoundRobinAssignor", &[Set("partition.assignment.strategy", "roundrobin"), Warn("roundrobin is used instead")]),
+    ("partition.assignment.strategy", C, "partition.assignment.strategy=com.acme.Assignor", &[Set("partition.assignment.strategy", "range"), Warn("com.acme.Assignor: not available in librdkafka")]),
     ("session.timeout.ms", C, "session.timeout.ms=10000", &[Set("session.timeout.ms", "10000")]),
     ("heartbeat.interval.ms", C, "heartbeat.interval.ms=1000", &[Set("heartbeat.interval.ms", "1000")]),
     ("max.poll.interval.ms", C, "max.poll.interval.ms=100000000", &[Set("max.poll.interval.ms", "86400000"), Warn("max.poll.interval.ms=100000000 is outside librdkafka's range")]),
@@ -420,10 +428,10 @@ const TABLE: &[(&str, Role, &str, &[W])] = &[
     ("offsets.storage", C, "offsets.storage=zookeeper", &[Refused("offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible")]),
     ("exclude.internal.topics", C, "exclude.internal.topics=true", &[Gone("exclude.internal.topics")]),
     // 0.7 names
-    ("zk.connect", C, "zk.connect=zk:2181", &[Refused("t.properties:3: zk.connect: a Kafka 0.7 name; write zookeeper.connect")]),
-    ("groupid", C, "groupid=g", &[Refused("t.properties:3: groupid: a Kafka 0.7 name; write group.id")]),
-    ("broker.list", P, "broker.list=0:h:9092", &[Refused("t.properties:2: broker.list: a Kafka 0.7 name; write bootstrap.servers")]),
-    ("fetch.size", C, "fetch.size=1048576", &[Refused("t.properties:3: fetch.size: a Kafka 0.7 name; write max.partition.fetch.bytes")]),
+    ("zk.connect", C, "zk.connect=zk:2181", &[Gone("zk.connect"), Warn("t.properties:3: zk.connect is ignored: a Kafka 0.7 name that Java ignores too; write zookeeper.connect")]),
+    ("groupid", C, "groupid=g", &[Gone("groupid"), Warn("t.properties:3: groupid is ignored: a Kafka 0.7 name that Java ignores too; write group.id")]),
+    ("broker.list", P, "broker.list=0:h:9092", &[Gone("broker.list"), Warn("t.properties:2: broker.list is ignored: a Kafka 0.7 name that Java ignores too; write bootstrap.servers")]),
+    ("fetch.size", C, "fetch.size=1048576", &[Gone("fetch.size"), Warn("t.properties:3: fetch.size is ignored: a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes")]),
     // §2 0.8 producer
     ("metadata.broker.list", P, "metadata.broker.list=h:2", &[Set("metadata.broker.list", "h:2"), Gone("bootstrap.servers")]),
     ("retry.backoff.ms", P, "retry.backoff.ms=100", &[Set("retry.backoff.ms", "100")]),
