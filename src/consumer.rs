@@ -61,6 +61,9 @@ pub struct StreamContext {
     /// End offsets of paused partitions, asked of the source (see
     /// [`PAUSED_ENDS_EVERY`]), by topic and partition.
     pub paused_ends: Mutex<FxHashMap<(String, i32), i64>>,
+    /// Partitions assigned since the stream's loop last looked, for its
+    /// retention-gap check.
+    pub newly_assigned: Mutex<Vec<Tp>>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
     /// The source cluster and its file, for messages.
@@ -167,7 +170,10 @@ impl ConsumerContext for StreamContext {
                 if let Err(e) = consumer.resume(&list_of(&assigned)) {
                     debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, assigned.len());
                 }
-                self.report_gaps(consumer, list);
+                // Checked by the stream's loop (Stream::check_gaps): asking
+                // the source here, inside the poll, would hold the member
+                // past max.poll.interval.ms whenever brokers are slow to answer.
+                self.newly_assigned.lock().unwrap().extend(tps_of(list));
             }
             Rebalance::Error(e) => warn!("[{}] rebalance error: {e}", self.name),
             Rebalance::Revoke(_) => {}
@@ -178,25 +184,42 @@ impl ConsumerContext for StreamContext {
 impl StreamContext {
     /// MM1 and MM2 skip silently when retention deleted records the group
     /// had not mirrored yet. We say so, with the count, on every assignment.
-    fn report_gaps(&self, consumer: &BaseConsumer<Self>, list: &TopicPartitionList) {
-        let Ok(committed) = consumer.committed_offsets(list.clone(), Duration::from_secs(10)) else { return };
-        for e in committed.elements() {
-            let Offset::Offset(c) = e.offset() else { continue };
-            let Ok((low, _)) = consumer.fetch_watermarks(e.topic(), e.partition(), Duration::from_secs(10)) else { continue };
-            if c < low {
-                let lost = (low - c) as u64;
-                Metrics::add(&self.metrics.gap_offsets, lost);
-                error!(
-                    "[{}] GAP in {}-{}: the group's committed offset {c} is no longer on the source (its log starts at {low}); \
-                     {lost} offsets were deleted by retention before they were mirrored. Mirroring resumes at {low}. \
-                     Raise retention on the source or keep the mirror running to avoid this.",
-                    self.name,
-                    e.topic(),
-                    e.partition()
-                );
-            }
+    fn report_gap(&self, (topic, partition): &Tp, committed: i64, low: i64) {
+        if committed < low {
+            let lost = (low - committed) as u64;
+            Metrics::add(&self.metrics.gap_offsets, lost);
+            error!(
+                "[{}] GAP in {topic}-{partition}: the group's committed offset {committed} is no longer on the source (its log starts at {low}); \
+                 {lost} offsets were deleted by retention before they were mirrored. Mirroring resumes at {low}. \
+                 Raise retention on the source or keep the mirror running to avoid this.",
+                self.name
+            );
         }
     }
+}
+
+/// How long each of a gap check's two requests may take: one for the
+/// group's committed offsets, one for the log starts, each for every
+/// partition still to check at once.
+const GAP_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// After a gap check could not finish, the wait before the next try;
+/// doubled after each failure up to [`GAP_RETRY_MAX`], so a broker that
+/// does not answer costs the loop a few percent of its time, not half.
+const GAP_RETRY_MIN: Duration = Duration::from_secs(2);
+const GAP_RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Newly assigned partitions on their way through the retention-gap check.
+#[derive(Default)]
+struct GapCheck {
+    /// Their group's committed offset is still to be read.
+    unread: Vec<Tp>,
+    /// The committed offset as read after the assignment, before the
+    /// stream committed anything of theirs; their log start is still to come.
+    committed: Vec<(Tp, i64)>,
+    next_try: Option<Instant>,
+    backoff: Duration,
+    /// Warned about the current run of failures already.
+    warned: bool,
 }
 
 pub type SourceConsumer = BaseConsumer<StreamContext>;
@@ -304,6 +327,7 @@ struct Stream {
     last_commit: Instant,
     last_paused_ends: Option<Instant>,
     last_refresh: Option<Instant>,
+    gaps: GapCheck,
 }
 
 pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<()> {
@@ -319,6 +343,7 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 last_commit: Instant::now(),
                 last_paused_ends: None,
                 last_refresh: None,
+                gaps: GapCheck::default(),
             };
             info!("[{0}] Starting mirror maker thread {0}", s.spec.name);
             s.run();
@@ -360,6 +385,9 @@ impl Stream {
             }
             let outcome = self.consumer.context().outbox.lock().unwrap().ship_all();
             apply(&self.consumer, &self.spec.name, outcome);
+            // Before the commit: a partition assigned during this turn's
+            // polls has its committed offset read before it can move.
+            self.check_gaps();
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
                 commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, None);
@@ -628,6 +656,120 @@ impl Stream {
         apply(&self.consumer, &self.spec.name, outcome);
         left
     }
+}
+
+impl Stream {
+    /// Compares the newly assigned partitions' committed offsets with
+    /// their log starts (see [`StreamContext::report_gap`]): two batched
+    /// requests of at most [`GAP_REQUEST_TIMEOUT`] each. What does not get
+    /// an answer is asked again on a later turn, after a growing pause.
+    fn check_gaps(&mut self) {
+        let ctx = self.consumer.context();
+        {
+            let mut new = ctx.newly_assigned.lock().unwrap();
+            if !new.is_empty() {
+                for tp in new.drain(..) {
+                    // Assigned again: what was read before may be our own commit since.
+                    self.gaps.committed.retain(|(t, _)| *t != tp);
+                    if !self.gaps.unread.contains(&tp) {
+                        self.gaps.unread.push(tp);
+                    }
+                }
+                self.gaps.next_try = None;
+            }
+        }
+        if self.gaps.unread.is_empty() && self.gaps.committed.is_empty() {
+            return;
+        }
+        if self.gaps.next_try.is_some_and(|t| Instant::now() < t) {
+            return;
+        }
+        // Revoked meanwhile: the next owner checks them.
+        let Ok(assignment) = self.consumer.assignment() else { return };
+        let elements = assignment.elements();
+        let owned: std::collections::HashSet<(&str, i32)> = elements.iter().map(|e| (e.topic(), e.partition())).collect();
+        self.gaps.unread.retain(|(t, p)| owned.contains(&(&**t, *p)));
+        self.gaps.committed.retain(|((t, p), _)| owned.contains(&(&**t, *p)));
+        drop(owned);
+
+        if !self.gaps.unread.is_empty() {
+            match self.consumer.committed_offsets(list_of(&self.gaps.unread), GAP_REQUEST_TIMEOUT) {
+                Ok(list) => {
+                    for e in list.elements() {
+                        // No commit yet (or an error for this one): nothing to compare.
+                        if let (Offset::Offset(c), Ok(())) = (e.offset(), e.error()) {
+                            self.gaps.committed.push(((Arc::from(e.topic()), e.partition()), c));
+                        }
+                    }
+                    self.gaps.unread.clear();
+                }
+                Err(e) => return self.gap_check_failed("the group's committed offsets", &e),
+            }
+        }
+
+        // librdkafka learns a partition's log start from every fetch
+        // response, so partitions already being read need no request.
+        let mut ask = TopicPartitionList::new();
+        self.gaps.committed.retain(|(tp, c)| match cached_log_start(&self.consumer, tp) {
+            Some(low) => {
+                ctx.report_gap(tp, *c, low);
+                false
+            }
+            _ => {
+                // The offset field carries the timestamp asked for: earliest.
+                let _ = ask.add_partition_offset(&tp.0, tp.1, Offset::Beginning);
+                true
+            }
+        });
+        if ask.count() > 0 {
+            match self.consumer.offsets_for_times(ask, GAP_REQUEST_TIMEOUT) {
+                Ok(starts) => {
+                    for e in starts.elements() {
+                        if let (Offset::Offset(low), Ok(())) = (e.offset(), e.error()) {
+                            if let Some(i) = self.gaps.committed.iter().position(|((t, p), _)| **t == *e.topic() && *p == e.partition()) {
+                                let (tp, c) = self.gaps.committed.swap_remove(i);
+                                ctx.report_gap(&tp, c, low);
+                            }
+                        }
+                    }
+                }
+                Err(e) => return self.gap_check_failed("the log start offsets", &e),
+            }
+        }
+        if self.gaps.committed.is_empty() {
+            self.gaps = GapCheck::default();
+        } else {
+            self.gap_check_failed("the log start offsets", &"no answer for some partitions");
+        }
+    }
+
+    fn gap_check_failed(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        let g = &mut self.gaps;
+        g.backoff = (g.backoff * 2).clamp(GAP_RETRY_MIN, GAP_RETRY_MAX);
+        g.next_try = Some(Instant::now() + g.backoff);
+        let n = g.unread.len() + g.committed.len();
+        let name = &self.spec.name;
+        if !g.warned {
+            g.warned = true;
+            warn!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
+        } else {
+            debug!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
+        }
+    }
+}
+
+/// The partition's log start as librdkafka last learned it (from a fetch
+/// response or an earlier query), without asking the broker; None when it
+/// knows none yet.
+fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Option<i64> {
+    let topic = std::ffi::CString::new(topic.as_bytes()).ok()?;
+    let (mut low, mut high) = (-1i64, -1i64);
+    // SAFETY: the live consumer's handle and a NUL-terminated name; librdkafka
+    // only reads its cache and writes the two offsets.
+    let err = unsafe {
+        rdkafka::bindings::rd_kafka_get_watermark_offsets(consumer.client().native_ptr(), topic.as_ptr(), *partition, &mut low, &mut high)
+    };
+    (err == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0).then_some(low)
 }
 
 /// Partition-preserving mode needs every source partition on the target.
