@@ -1132,6 +1132,20 @@ mod tests {
         assert_eq!(f.get("\u{E9}t\u{E9}").unwrap().line, 2);
     }
 
+    /// librdkafka gets the UTF-8 bytes of those characters and sends them
+    /// as they are (PLAIN copies sasl.password, SCRAM hashes it, neither
+    /// re-encodes), which is what Java sends: its PLAIN and SCRAM clients
+    /// encode the password as UTF-8. Byte 0xE9 in the file is C3 A9 on the
+    /// wire from both.
+    #[test]
+    fn librdkafka_holds_the_utf8_of_what_java_read() {
+        let f = parse(Path::new("p.properties"), b"bootstrap.servers=h:1\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=u password=\"p\xE9\x80\";\n").unwrap();
+        let s = translate(&f, Role::Producer).unwrap();
+        assert_eq!(s.get("sasl.password"), Some("p\u{E9}\u{80}"));
+        let native = s.client_config().create_native_config().unwrap();
+        assert_eq!(native.get("sasl.password").unwrap().as_bytes(), [b'p', 0xC3, 0xA9, 0xC2, 0x80]);
+    }
+
     /// Java's String.trim() removes only characters up to U+0020; U+0085
     /// and U+00A0 (bytes 0x85, 0xA0) at either end belong to the value.
     #[test]
