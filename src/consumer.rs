@@ -18,7 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use log::{debug, error, info, warn};
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::producer::Producer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -149,9 +149,13 @@ impl ConsumerContext for StreamContext {
                     self.tracker.in_flight(Some(&tps))
                 );
             }
-            commit(consumer, &self.tracker, &self.metrics, &self.name, Some(&tps));
+            let committed = commit(consumer, &self.tracker, &self.metrics, &self.name, self.tracker.committable_for(&tps), commit_until(&self.shutdown));
             self.tracker.remove(&tps);
-            info!("[{}] released {} partitions after committing what was delivered", self.name, tps.len());
+            if committed {
+                info!("[{}] released {} partitions after committing what was delivered", self.name, tps.len());
+            } else {
+                warn!("[{}] released {} partitions without committing all that was delivered; their next owner mirrors it again", self.name, tps.len());
+            }
         }
     }
 
@@ -224,13 +228,32 @@ struct GapCheck {
 
 pub type SourceConsumer = BaseConsumer<StreamContext>;
 
-/// Commits the tracker's watermarks (for `only` partitions, or all).
-/// Returns false only when a commit was attempted and failed.
-pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, only: Option<&[Tp]>) -> bool {
-    let offsets = match only {
-        Some(tps) => tracker.committable_for(tps),
-        None => tracker.committable(),
-    };
+/// How long a commit waits for the group coordinator's answer while the
+/// mirror runs. librdkafka's synchronous commit waits for as long as the
+/// coordinator does not answer, forever while the source is down, and the
+/// stream would stop polling (and its shutdown stop) with it.
+const COMMIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a commit gets when the drain deadline has passed (or is nearer):
+/// a drain that took all its time, the target away, still commits what
+/// was delivered, which spares a restart from sending it again.
+const LAST_COMMIT_WAIT: Duration = Duration::from_secs(2);
+
+/// Until when a commit may wait: [`COMMIT_TIMEOUT`]; while stopping, no
+/// later than the drain deadline but at least [`LAST_COMMIT_WAIT`].
+fn commit_until(shutdown: &Shutdown) -> Instant {
+    let now = Instant::now();
+    if !shutdown.stopping() {
+        return now + COMMIT_TIMEOUT;
+    }
+    shutdown.deadline().min(now + COMMIT_TIMEOUT).max(now + LAST_COMMIT_WAIT)
+}
+
+/// Commits `offsets` (the tracker's watermarks), waiting for the answer
+/// until `until` at most. Only what the coordinator confirmed is marked
+/// committed. Returns false only when a commit was attempted and failed
+/// or was not answered in time.
+pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, offsets: Vec<(Tp, i64)>, until: Instant) -> bool {
     if offsets.is_empty() {
         return true;
     }
@@ -241,13 +264,25 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
         }
     }
     let started = Instant::now();
-    match consumer.commit(&list, CommitMode::Sync) {
-        Ok(()) => {
+    match commit_bounded(consumer, &list, until) {
+        Ok(failed) if failed.is_empty() => {
             tracker.mark_committed(&offsets);
             Metrics::add(&metrics.commits, 1);
             Metrics::add(&metrics.commit_micros, started.elapsed().as_micros() as u64);
             debug!("[{name}] committed {} partitions", offsets.len());
             true
+        }
+        Ok(failed) => {
+            let done: Vec<(Tp, i64)> = offsets.into_iter().filter(|((t, p), _)| !failed.iter().any(|(ft, fp, _)| **t == **ft && p == fp)).collect();
+            tracker.mark_committed(&done);
+            Metrics::add(&metrics.commit_failures, 1);
+            let (t, p, e) = &failed[0];
+            warn!(
+                "[{name}] offset commit failed for {} of {} partitions (e.g. {t}-{p}: {e}); the same offsets are committed again at the next attempt",
+                failed.len(),
+                failed.len() + done.len()
+            );
+            false
         }
         Err(e) => {
             Metrics::add(&metrics.commit_failures, 1);
@@ -255,6 +290,65 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
             false
         }
     }
+}
+
+/// librdkafka's commit, answered on a queue of its own that is waited on
+/// until `until` at most. On success, the partitions the coordinator
+/// refused, with why; nothing of a commit not answered in time counts as
+/// committed (librdkafka may still send it later, which only repeats
+/// offsets that are safe to commit).
+fn commit_bounded(consumer: &SourceConsumer, list: &TopicPartitionList, until: Instant) -> Result<Vec<(String, i32, String)>, String> {
+    use rdkafka::bindings as rd;
+    let rk = consumer.client().native_ptr();
+    // SAFETY: `rk` is the live consumer's handle; the queue is ours until
+    // destroyed below, and librdkafka keeps its own reference for the
+    // commit's reply, so a reply that comes after we stopped waiting is
+    // dropped by librdkafka, not written to freed memory.
+    let queue = unsafe { rd::rd_kafka_queue_new(rk) };
+    // SAFETY: `list` is valid for the call (librdkafka copies it); no
+    // callback, so the result comes back as an event on `queue`.
+    let err = unsafe { rd::rd_kafka_commit_queue(rk, list.ptr(), queue, None, std::ptr::null_mut()) };
+    let result = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+        Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
+    } else {
+        let wait = until.saturating_duration_since(Instant::now());
+        // SAFETY: polls our own live queue; the only thing ever put on it
+        // is this commit's result.
+        let event = unsafe { rd::rd_kafka_queue_poll(queue, i32::try_from(wait.as_millis()).unwrap_or(i32::MAX)) };
+        if event.is_null() {
+            Err(format!("no answer from the group coordinator within {:.1} s", wait.as_secs_f64()))
+        } else {
+            // SAFETY: `event` is a live event we own until destroyed below;
+            // its partition list (possibly null) lives as long as it does.
+            let answer = unsafe {
+                let err = rd::rd_kafka_event_error(event);
+                let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+                    Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
+                } else {
+                    let tpl = rd::rd_kafka_event_topic_partition_list(event);
+                    let elems = if tpl.is_null() || (*tpl).cnt <= 0 {
+                        &[][..]
+                    } else {
+                        std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize)
+                    };
+                    Ok(elems
+                        .iter()
+                        .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
+                        .map(|e| {
+                            let topic = CStr::from_ptr(e.topic).to_string_lossy().into_owned();
+                            (topic, e.partition, rdkafka::error::RDKafkaErrorCode::from(e.err).to_string())
+                        })
+                        .collect())
+                };
+                rd::rd_kafka_event_destroy(event);
+                answer
+            };
+            answer
+        }
+    };
+    // SAFETY: our queue, no longer used.
+    unsafe { rd::rd_kafka_queue_destroy(queue) };
+    result
 }
 
 /// A consumer stream's fixed inputs.
@@ -390,7 +484,11 @@ impl Stream {
             self.check_gaps();
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
-                commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, None);
+                let mut offsets = ctx.tracker.committable();
+                // The group's offset for these is still to be compared with
+                // the log start; committing first would hide a gap.
+                offsets.retain(|(tp, _)| !self.gaps.unread.contains(tp));
+                commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, offsets, commit_until(&ctx.shutdown));
                 self.last_commit = Instant::now();
             }
         }
@@ -423,7 +521,11 @@ impl Stream {
         info!("[{name}] Committing consumer offsets.");
         // A commit can fail while the group rebalances; keep serving the
         // consumer (nothing new is mirrored now) and try again until the deadline.
-        while !commit(&self.consumer, &ctx.tracker, &ctx.metrics, &name, None) && !ctx.shutdown.deadline_passed() {
+        // Each attempt waits no later than the deadline (see commit_until),
+        // so an unreachable coordinator holds the shutdown no longer.
+        while !commit(&self.consumer, &ctx.tracker, &ctx.metrics, &name, ctx.tracker.committable(), commit_until(&ctx.shutdown))
+            && !ctx.shutdown.deadline_passed()
+        {
             let until = Instant::now() + Duration::from_millis(500);
             while Instant::now() < until {
                 let _ = self.consumer.poll(Duration::from_millis(100));
@@ -431,6 +533,8 @@ impl Stream {
         }
         if !ctx.tracker.committable().is_empty() {
             warn!("[{name}] could not commit the final offsets; records since the last commit are mirrored again on restart (duplicates, no loss)");
+            // Not the clean stop of exit 0: a restart sends records again.
+            ctx.shutdown.drain_timed_out();
         }
         self.spec.leave_barrier.wait();
         info!("[{name}] Shutting down consumer connectors.");
@@ -789,5 +893,36 @@ fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topic: &str, 
         None => Err(format!(
             "partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `commit_until` lets a commit wait about `expected`: at most
+    /// that, and no more than half a second less (time passes between the
+    /// stop and the question on a busy machine).
+    fn waits(shutdown: &Shutdown, expected: Duration) -> bool {
+        let wait = commit_until(shutdown).saturating_duration_since(Instant::now());
+        wait <= expected && wait + Duration::from_millis(500) > expected
+    }
+
+    #[test]
+    fn a_commit_waits_no_longer_than_the_drain_leaves_but_always_a_little() {
+        let running = Shutdown::new(Duration::from_secs(60));
+        assert!(waits(&running, COMMIT_TIMEOUT), "while running: the commit timeout");
+        running.request_stop();
+        assert!(waits(&running, COMMIT_TIMEOUT), "a deadline farther away than the commit timeout changes nothing");
+        let between = Shutdown::new(Duration::from_secs(3));
+        between.request_stop();
+        assert!(waits(&between, Duration::from_secs(3)), "a deadline between the two: until the deadline");
+        let short = Shutdown::new(Duration::from_millis(300));
+        short.request_stop();
+        assert!(waits(&short, LAST_COMMIT_WAIT), "a deadline nearer than the last commit's wait: that wait");
+        let passed = Shutdown::new(Duration::ZERO);
+        passed.request_stop();
+        assert!(passed.deadline_passed());
+        assert!(waits(&passed, LAST_COMMIT_WAIT), "after the deadline: the last commit's wait");
     }
 }

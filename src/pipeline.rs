@@ -318,15 +318,16 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
     let stats = (opts.stats_interval_ms > 0).then(|| spawn_stats(Duration::from_millis(opts.stats_interval_ms), metrics.clone(), shutdown.clone()));
 
-    let mut panicked = false;
-    for h in stream_handles {
-        panicked |= h.join().is_err();
+    let (mut panicked, streams_done) =
+        join_bounded(stream_handles, &shutdown, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
+    if streams_done {
+        info!("Mirror maker thread shutdown complete");
+    } else {
+        // What they had not committed is mirrored again on restart.
+        shutdown.drain_timed_out();
     }
-    info!("Mirror maker thread shutdown complete");
     info!("Closing producer.");
-    for w in workers {
-        panicked |= w.join().is_err();
-    }
+    panicked |= join_bounded(workers, &shutdown, "producer workers still closing (is the target cluster reachable?)").0;
     drop(target_meta);
     if let Some(h) = stats {
         let _ = h.join();
@@ -339,7 +340,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     match code {
         exit::OK => info!("Kafka mirror maker shutdown successfully"),
         exit::DRAIN_TIMEOUT => warn!(
-            "Stopped after the drain timeout ({} ms) with records undelivered; their offsets were not committed and they are mirrored again on restart (exit {code})",
+            "Stopped after the drain timeout ({} ms) with records undelivered or not committed; their offsets were not committed and they are mirrored again on restart (exit {code})",
             opts.drain_timeout_ms
         ),
         _ => error!(
@@ -348,6 +349,31 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         ),
     }
     Ok(code)
+}
+
+/// Joins the threads as they finish, but once the shutdown's grace
+/// deadline has passed stops waiting for those left and names them: the
+/// process then exits with them still running, rather than wait for a
+/// cluster that does not answer. Returns whether one panicked and whether
+/// all finished.
+fn join_bounded(mut pending: Vec<std::thread::JoinHandle<()>>, shutdown: &Shutdown, what: &str) -> (bool, bool) {
+    let mut panicked = false;
+    loop {
+        let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
+        for h in done {
+            panicked |= h.join().is_err();
+        }
+        pending = rest;
+        if pending.is_empty() {
+            return (panicked, true);
+        }
+        if shutdown.stopping() && std::time::Instant::now() >= shutdown.grace_deadline() {
+            let names: Vec<&str> = pending.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
+            warn!("{what}: {} {:?} after the drain timeout; exiting without waiting for them", names.join(", "), shutdown::GRACE);
+            return (panicked, false);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The cluster's id, or None when it does not answer within 10 s.

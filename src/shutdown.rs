@@ -33,6 +33,13 @@ pub mod exit {
     pub const FAILURE: i32 = 255;
 }
 
+/// What the shutdown may take past the drain deadline: the final commit
+/// and leaving the source's group. Both need the source's group
+/// coordinator, and librdkafka waits for an unreachable one for as long as
+/// the session timeout (45 s by default) or forever, so the process stops
+/// waiting for them here and exits.
+pub const GRACE: Duration = Duration::from_secs(5);
+
 #[derive(Debug)]
 pub struct Shutdown {
     stop: AtomicBool,
@@ -96,6 +103,12 @@ impl Shutdown {
     /// The earlier of `now + wait` and the shutdown deadline.
     pub fn bounded(&self, wait: Duration) -> Instant {
         (Instant::now() + wait).min(self.deadline())
+    }
+
+    /// [`GRACE`] past the deadline: when the process stops waiting for its
+    /// threads. Far away while running normally.
+    pub fn grace_deadline(&self) -> Instant {
+        self.deadline() + GRACE
     }
 
     pub fn deadline_passed(&self) -> bool {
