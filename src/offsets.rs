@@ -454,7 +454,7 @@ mod tests {
         let next = t.register(&a, 41);
         // Committing goes backwards with the log: 41 < 101.
         assert_eq!(t.committable(), vec![(a.clone(), 41)]);
-        assert!(!t.wait_drained(Some(&[a.clone()]), Instant::now() + Duration::from_millis(20)), "41 is in flight");
+        assert!(!t.wait_drained(Some(std::slice::from_ref(&a)), Instant::now() + Duration::from_millis(20)), "41 is in flight");
         next.done();
         assert!(t.wait_drained(Some(&[a]), Instant::now() + Duration::from_secs(30)), "nothing from before the rewind holds the drain");
     }
