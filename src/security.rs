@@ -30,10 +30,13 @@ pub fn owns(key: &str) -> bool {
 /// logged or shown. librdkafka's own judgement comes first: every property
 /// its table flags `_RK_SENSITIVE` (read from the linked library, see
 /// [`librdkafka_sensitive_keys`]). A Java key is secret when Java declares
-/// it a password ([`JAVA_PASSWORD_KEYS`]) or when it is translated into a
-/// sensitive librdkafka key ([`JAVA_TRANSLATIONS`]). Paths count: librdkafka
-/// flags ssl.key.location, so a store's location is named by its key in
-/// messages, never written out.
+/// it a password ([`JAVA_PASSWORD_KEYS`]) or when its value becomes the
+/// value of a sensitive librdkafka key ([`JAVA_TRANSLATIONS`]). Paths count:
+/// librdkafka flags ssl.key.location, so the keystore's location is named by
+/// its key in messages, never written out. The truststore's path becomes
+/// only ssl.ca.location; the public certificates read from the file may go
+/// to ssl.ca.pem, but that is not the key's value, so the path stays shown
+/// (the keytool command that converts a JKS truststore needs it).
 pub fn is_secret(key: &str) -> bool {
     let k = key.trim();
     let k = k.strip_prefix("topic.").unwrap_or(k);
@@ -56,11 +59,11 @@ pub const JAVA_PASSWORD_KEYS: &[&str] = &[
     "sasl.oauthbearer.assertion.private.key.passphrase",
 ];
 
-/// The librdkafka keys [`translate`] turns each Java key into when the
-/// names differ (all it may use, whatever a store turns out to be).
-/// Checked against the translation itself by a test.
+/// The librdkafka keys whose value [`translate`] makes from each Java
+/// key's value when the names differ (all it may use, whatever a store
+/// turns out to be). Checked against the translation itself by a test.
 pub const JAVA_TRANSLATIONS: &[(&str, &[&str])] = &[
-    ("ssl.truststore.location", &["ssl.ca.location", "ssl.ca.pem"]),
+    ("ssl.truststore.location", &["ssl.ca.location"]),
     ("ssl.truststore.certificates", &["ssl.ca.pem"]),
     ("ssl.keystore.location", &["ssl.keystore.location", "ssl.key.location", "ssl.certificate.location"]),
     ("ssl.keystore.key", &["ssl.key.pem"]),
@@ -881,20 +884,24 @@ mod tests {
             std::fs::write(&store, [&magic[..], &[0, 0, 0, 2]].concat()).unwrap();
             for (key, ty) in [("ssl.truststore.location", "ssl.truststore.type"), ("ssl.keystore.location", "ssl.keystore.type")] {
                 let e = fails(&format!("ssl.keystore.password=x\n{key}={}", store.display()));
-                assert!(e.starts_with(&format!("p.properties:3: {key}: <the file in {key}> is a {name} store")), "{e}");
+                // The keystore's path is secret (librdkafka flags ssl.key.location): named by its key only.
+                let (src, dest) = if key == "ssl.keystore.location" {
+                    (format!("<the file in {key}>"), "<a new file>.p12".to_string())
+                } else {
+                    (store.display().to_string(), store.with_extension("p12").display().to_string())
+                };
+                assert!(e.starts_with(&format!("p.properties:3: {key}: {src} is a {name} store")), "{e}");
                 assert!(
-                    e.contains(&format!(
-                        "keytool -importkeystore -srckeystore <the file in {key}> -srcstoretype {name} -destkeystore <a new file>.p12 -deststoretype PKCS12"
-                    )),
+                    e.contains(&format!("keytool -importkeystore -srckeystore {src} -srcstoretype {name} -destkeystore {dest} -deststoretype PKCS12")),
                     "{e}"
                 );
                 assert!(e.contains(&format!("{ty}=PKCS12")), "{e}");
-                // The path is secret (librdkafka flags ssl.key.location), so it is never written out.
-                assert!(!e.contains(d.to_str().unwrap()), "{e}");
+                assert_eq!(e.contains(d.to_str().unwrap()), key == "ssl.truststore.location", "{e}");
             }
         }
-        let e = fails("ssl.truststore.location=/nonexistent/t.jks");
-        assert!(e.contains("p.properties:2: ssl.truststore.location: cannot read the file in ssl.truststore.location") && !e.contains("t.jks"), "{e}");
+        assert!(fails("ssl.truststore.location=/nonexistent/t.jks").contains("p.properties:2: ssl.truststore.location: cannot read /nonexistent/t.jks"));
+        let e = fails("ssl.keystore.location=/nonexistent/k.p12");
+        assert!(e.contains("p.properties:2: ssl.keystore.location: cannot read the file in ssl.keystore.location") && !e.contains("k.p12"), "{e}");
     }
 
     #[test]
@@ -1138,9 +1145,14 @@ mod tests {
         let mut seen = 0;
         for text in &files {
             let s = ok(text);
-            for (k, (_, origin)) in &s.entries {
+            let file = crate::config::parse(Path::new("p.properties"), used(text).as_bytes()).unwrap();
+            for (k, (v, origin)) in &s.entries {
                 let Origin::File { key: java, .. } = origin else { continue };
                 if java == k {
+                    continue;
+                }
+                // What a store file holds is not the value of its location key.
+                if java.ends_with(".location") && file.get(java).is_some_and(|p| p.value != *v) {
                     continue;
                 }
                 seen += 1;
