@@ -189,9 +189,10 @@ impl TestSource {
     /// Registers `offset` of partition `p`: the record's meta (its route is `route(p)`).
     pub fn record(&self, p: i32, offset: i64) -> RecordMeta {
         let ack = self.tracker.register(&(Arc::from("t"), p), offset);
-        self.routes.borrow_mut().entry(p).or_insert_with(|| {
-            Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t") })
-        });
+        self.routes
+            .borrow_mut()
+            .entry(p)
+            .or_insert_with(|| Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t") }));
         RecordMeta { offset, partition: None, headers: None, stamp: false, timestamp: None }
     }
 
@@ -213,14 +214,8 @@ mod tests {
     #[test]
     fn keys_values_empty_and_absent_survive_the_copy() {
         type KeyValue<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
-        let cases: [KeyValue<'_>; 6] = [
-            (Some(b"key"), Some(b"value")),
-            (None, Some(b"value")),
-            (Some(b"key"), None),
-            (None, None),
-            (Some(b""), Some(b"")),
-            (Some(b""), None),
-        ];
+        let cases: [KeyValue<'_>; 6] =
+            [(Some(b"key"), Some(b"value")), (None, Some(b"value")), (Some(b"key"), None), (None, None), (Some(b""), Some(b"")), (Some(b""), None)];
         let src = TestSource::new();
         let mut b = Batch::with_capacity(0);
         for (i, (k, v)) in cases.iter().enumerate() {

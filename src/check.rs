@@ -186,11 +186,9 @@ pub fn report(options: &Options) -> (String, i32) {
         }
         for (name, parts) in topics {
             let dest = h.target_topic(name);
-            let there = target_cluster.metadata.as_ref().map(|tm| {
-                match tm.topics().iter().find(|t| t.name() == dest && t.error().is_none()) {
-                    Some(t) => format!("exists with {} partition(s)", t.partitions().len()),
-                    None => "does not exist yet (created on the first record if the target allows auto.create.topics.enable)".to_string(),
-                }
+            let there = target_cluster.metadata.as_ref().map(|tm| match tm.topics().iter().find(|t| t.name() == dest && t.error().is_none()) {
+                Some(t) => format!("exists with {} partition(s)", t.partitions().len()),
+                None => "does not exist yet (created on the first record if the target allows auto.create.topics.enable)".to_string(),
             });
             let mut line = format!("    {name} ({parts} partition(s)) -> {dest} on the target");
             if let Some(t) = there {

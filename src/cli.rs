@@ -168,7 +168,11 @@ fn beyond_options(m: &ArgMatches) -> Result<BeyondOptions, UsageError> {
     Ok(BeyondOptions {
         create_topics: flag("create.topics", defaults.create_topics, "false leaves topic creation to the target broker, as MM1 did")?,
         sync_partitions: flag("sync.partitions", defaults.sync_partitions, "false: partitions added at the source are not added on the target")?,
-        provenance: flag("provenance.header", defaults.provenance, "true stamps each record with its source cluster and stops loops between two mirrors running in opposite directions")?,
+        provenance: flag(
+            "provenance.header",
+            defaults.provenance,
+            "true stamps each record with its source cluster and stops loops between two mirrors running in opposite directions",
+        )?,
         throttle_records_per_sec: rate("throttle.records.per.sec", "records")?,
         throttle_bytes_per_sec: rate("throttle.bytes.per.sec", "bytes")?,
     })
@@ -215,9 +219,8 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn command() -> Command {
-    let value = |name: &'static str, help: &'static str| {
-        Arg::new(name).long(name).value_name("VALUE").help(help).allow_hyphen_values(true).action(ArgAction::Set)
-    };
+    let value =
+        |name: &'static str, help: &'static str| Arg::new(name).long(name).value_name("VALUE").help(help).allow_hyphen_values(true).action(ArgAction::Set);
     Command::new("mirror-maker")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Mirror Kafka topics from one or more source clusters to a target cluster, losing nothing.\nA drop-in replacement for kafka-mirror-maker.sh (kafka.tools.MirrorMaker).")
@@ -330,10 +333,7 @@ fn strip_curly(s: &str) -> String {
 /// Parses the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if args.is_empty() {
-        return Err(UsageError(format!(
-            "missing required options --consumer.config and --producer.config\n\n{}",
-            command().render_usage()
-        )));
+        return Err(UsageError(format!("missing required options --consumer.config and --producer.config\n\n{}", command().render_usage())));
     }
     let (args, mut notices) = normalise_args(args);
     let argv = std::iter::once(OsString::from("mirror-maker")).chain(args.iter().map(OsString::from));
@@ -355,9 +355,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         )));
     }
     if m.get_one::<String>("rebalance.listener.args").is_some() {
-        return Err(UsageError(
-            "--rebalance.listener.args is only meaningful with --consumer.rebalance.listener, which is not supported; remove it.".into(),
-        ));
+        return Err(UsageError("--rebalance.listener.args is only meaningful with --consumer.rebalance.listener, which is not supported; remove it.".into()));
     }
     for flag in ["new.consumer", "new.producer"] {
         if m.get_flag(flag) {
@@ -372,8 +370,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         }
     }
 
-    let consumer_configs: Vec<PathBuf> =
-        m.get_many::<String>("consumer.config").map(|v| v.map(PathBuf::from).collect()).unwrap_or_default();
+    let consumer_configs: Vec<PathBuf> = m.get_many::<String>("consumer.config").map(|v| v.map(PathBuf::from).collect()).unwrap_or_default();
     if consumer_configs.is_empty() {
         return Err(UsageError("missing required option --consumer.config FILE (the source cluster's consumer properties)".into()));
     }
@@ -417,9 +414,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     let log_file = m.get_one::<String>("log.file").map(PathBuf::from);
     let metrics_port = match m.get_one::<String>("metrics.port") {
         None => None,
-        Some(v) => Some(v.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
-            UsageError(format!("--metrics.port '{v}' must be a TCP port from 1 to 65535"))
-        })?),
+        Some(v) => Some(
+            v.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| UsageError(format!("--metrics.port '{v}' must be a TCP port from 1 to 65535")))?,
+        ),
     };
     let metrics_bind = m.get_one::<String>("metrics.bind").cloned().unwrap_or_else(|| "127.0.0.1".into());
     let abort_on_send_failure = match m.get_one::<String>("abort.on.send.failure") {
@@ -479,11 +476,7 @@ fn positive(m: &ArgMatches, name: &str, default: usize) -> Result<usize, UsageEr
 fn optional_ms(m: &ArgMatches, name: &str) -> Result<Option<u64>, UsageError> {
     match m.get_one::<String>(name) {
         None => Ok(None),
-        Some(v) => v
-            .trim()
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| UsageError(format!("--{name} '{v}' must be a whole number of milliseconds (0 or more)"))),
+        Some(v) => v.trim().parse::<u64>().map(Some).map_err(|_| UsageError(format!("--{name} '{v}' must be a whole number of milliseconds (0 or more)"))),
     }
 }
 
@@ -514,11 +507,8 @@ fn clap_message(e: &clap::Error) -> String {
     let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
     match e.kind() {
         ErrorKind::UnknownArgument => {
-            let hint = if text.contains("--whitel") || text.contains("--incl") {
-                " (abbreviated option names are not accepted, as in MM1 since 0.11)"
-            } else {
-                ""
-            };
+            let hint =
+                if text.contains("--whitel") || text.contains("--incl") { " (abbreviated option names are not accepted, as in MM1 since 0.11)" } else { "" };
             format!("{first}{hint}\n\n{}", command().render_usage())
         }
         ErrorKind::ArgumentConflict => first,
@@ -657,7 +647,8 @@ mod tests {
             let e = parse(&with(&["--whitelist", "x", opt, bad])).unwrap_err();
             assert!(e.0.contains(opt), "{opt}: {e}");
         }
-        let o = run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--queue.byte.size", "65536", "--offset.commit.interval.ms", "250"]);
+        let o =
+            run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--queue.byte.size", "65536", "--offset.commit.interval.ms", "250"]);
         assert_eq!((o.num_producers, o.queue_size, o.queue_byte_size, o.offset_commit_interval_ms), (4, 7, 65536, Some(250)));
         assert_eq!(run_with(&["--whitelist", "x"]).queue_byte_size, DEFAULT_QUEUE_BYTE_SIZE);
         let e = parse(&with(&["--whitelist", "x", "--offset.commit.interval.ms", "soon"])).unwrap_err();
@@ -688,12 +679,26 @@ mod tests {
         assert!(!o.beyond.provenance, "the target's records are the source's, with nothing added, unless asked");
         assert!(run_with(&["--whitelist", "x", "--provenance.header", "true"]).beyond.provenance);
         let o = run_with(&[
-            "--whitelist", "x", "--create.topics=false", "--sync.partitions", "FALSE", "--provenance.header", "false",
-            "--throttle.records.per.sec", "500", "--throttle.bytes.per.sec=1000000",
+            "--whitelist",
+            "x",
+            "--create.topics=false",
+            "--sync.partitions",
+            "FALSE",
+            "--provenance.header",
+            "false",
+            "--throttle.records.per.sec",
+            "500",
+            "--throttle.bytes.per.sec=1000000",
         ]);
         assert_eq!(
             o.beyond,
-            BeyondOptions { create_topics: false, sync_partitions: false, provenance: false, throttle_records_per_sec: Some(500), throttle_bytes_per_sec: Some(1_000_000) }
+            BeyondOptions {
+                create_topics: false,
+                sync_partitions: false,
+                provenance: false,
+                throttle_records_per_sec: Some(500),
+                throttle_bytes_per_sec: Some(1_000_000)
+            }
         );
         let e = parse(&with(&["--whitelist", "x", "--create.topics", "no"])).unwrap_err();
         assert!(e.0.contains("--create.topics 'no'"), "{e}");

@@ -42,9 +42,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 pub fn load(path: &Path) -> Result<PropertiesFile, ConfigError> {
-    let text = std::fs::read(path).map_err(|e| {
-        ConfigError(format!("cannot read properties file {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read(path).map_err(|e| ConfigError(format!("cannot read properties file {}: {e}", path.display())))?;
     parse(path, &text)
 }
 
@@ -264,9 +262,7 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
             Warn("JMX metrics reporters do not exist here")
         }
         (_, "interceptor.classes") => Warn("Java interceptors cannot be loaded; records pass unmodified"),
-        (_, "security.providers") => {
-            Warn("Java security provider settings have no OpenSSL equivalent")
-        }
+        (_, "security.providers") => Warn("Java security provider settings have no OpenSSL equivalent"),
         (_, "socket.connection.setup.timeout.max.ms") => Warn("librdkafka has only socket.connection.setup.timeout.ms"),
         (_, "default.api.timeout.ms") => Drop("commit and metadata calls use their own timeouts"),
         (_, "zookeeper.session.timeout.ms" | "zookeeper.connection.timeout.ms" | "zookeeper.sync.time.ms") => {
@@ -276,7 +272,9 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         // the real key is refused for that key (group.id, bootstrap.servers).
         (_, "zk.connect") => Warn("a Kafka 0.7 name that Java ignores too; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
         (_, "groupid") => Warn("a Kafka 0.7 name that Java ignores too; write group.id"),
-        (_, "broker.list") => Warn("a Kafka 0.7 name that Java ignores too; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)"),
+        (_, "broker.list") => {
+            Warn("a Kafka 0.7 name that Java ignores too; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)")
+        }
         (_, "fetch.size") => Warn("a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
         (_, "client.dns.lookup") => Special,
         (_, "topic.metadata.refresh.interval.ms") => Special,
@@ -294,8 +292,14 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (Role::Consumer, "consumer.id") => Warn("0.8 consumer.id is not static membership; use group.instance.id for that"),
         (
             Role::Consumer,
-            "num.consumer.fetchers" | "rebalance.max.retries" | "rebalance.backoff.ms" | "refresh.leader.backoff.ms" | "offsets.channel.backoff.ms"
-            | "offsets.channel.socket.timeout.ms" | "offsets.commit.max.retries" | "dual.commit.enabled",
+            "num.consumer.fetchers"
+            | "rebalance.max.retries"
+            | "rebalance.backoff.ms"
+            | "refresh.leader.backoff.ms"
+            | "offsets.channel.backoff.ms"
+            | "offsets.channel.socket.timeout.ms"
+            | "offsets.commit.max.retries"
+            | "dual.commit.enabled",
         ) => Warn("a 0.8 high-level consumer setting with no librdkafka equivalent"),
         (Role::Consumer, "queued.max.message.chunks") => Special,
         (Role::Producer, "max.block.ms") => Drop("a full send queue makes the mirror wait as long as needed (never drops)"),
@@ -306,9 +310,9 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
         (Role::Producer, "compression.codec") => Special,
         (Role::Producer, "partitioner.class") => Special,
         (Role::Producer, "partitioner.ignore.keys") => Special,
-        (Role::Producer, "transactional.id") => Refuse(
-            "MirrorMaker does not mirror transactionally; remove transactional.id (records are delivered at least once with the idempotent producer)",
-        ),
+        (Role::Producer, "transactional.id") => {
+            Refuse("MirrorMaker does not mirror transactionally; remove transactional.id (records are delivered at least once with the idempotent producer)")
+        }
         (Role::Producer, "partitioner.adaptive.partitioning.enable" | "partitioner.availability.timeout.ms" | "metadata.max.idle.ms") => {
             Warn("a Java producer tuning knob with no librdkafka equivalent")
         }
@@ -323,17 +327,61 @@ fn rule(role: Role, key: &str) -> Option<Rule> {
 
 /// Known keys a typo is likely to be of, for "did you mean".
 const COMMON_KEYS: &[&str] = &[
-    "bootstrap.servers", "group.id", "client.id", "auto.offset.reset", "enable.auto.commit", "auto.commit.interval.ms",
-    "security.protocol", "sasl.mechanism", "sasl.username", "sasl.password", "ssl.ca.location", "acks", "retries",
-    "linger.ms", "batch.size", "compression.type", "max.in.flight.requests.per.connection", "enable.idempotence",
-    "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "fetch.min.bytes", "fetch.max.bytes",
-    "max.partition.fetch.bytes", "isolation.level", "partition.assignment.strategy", "group.instance.id",
-    "delivery.timeout.ms", "request.timeout.ms", "buffer.memory", "max.request.size", "metadata.max.age.ms",
-    "exclude.internal.topics", "client.rack", "fetch.max.wait.ms", "receive.buffer.bytes", "send.buffer.bytes",
-    "zookeeper.connect", "metadata.broker.list", "auto.commit.enable", "request.required.acks", "compression.codec",
-    "queue.enqueue.timeout.ms", "producer.type", "fetch.message.max.bytes", "socket.timeout.ms", "offsets.storage",
-    "message.send.max.retries", "queue.buffering.max.ms", "batch.num.messages", "topic.metadata.refresh.interval.ms",
-    "partitioner.class", "connections.max.idle.ms", "reconnect.backoff.ms", "retry.backoff.ms",
+    "bootstrap.servers",
+    "group.id",
+    "client.id",
+    "auto.offset.reset",
+    "enable.auto.commit",
+    "auto.commit.interval.ms",
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "acks",
+    "retries",
+    "linger.ms",
+    "batch.size",
+    "compression.type",
+    "max.in.flight.requests.per.connection",
+    "enable.idempotence",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "max.poll.interval.ms",
+    "fetch.min.bytes",
+    "fetch.max.bytes",
+    "max.partition.fetch.bytes",
+    "isolation.level",
+    "partition.assignment.strategy",
+    "group.instance.id",
+    "delivery.timeout.ms",
+    "request.timeout.ms",
+    "buffer.memory",
+    "max.request.size",
+    "metadata.max.age.ms",
+    "exclude.internal.topics",
+    "client.rack",
+    "fetch.max.wait.ms",
+    "receive.buffer.bytes",
+    "send.buffer.bytes",
+    "zookeeper.connect",
+    "metadata.broker.list",
+    "auto.commit.enable",
+    "request.required.acks",
+    "compression.codec",
+    "queue.enqueue.timeout.ms",
+    "producer.type",
+    "fetch.message.max.bytes",
+    "socket.timeout.ms",
+    "offsets.storage",
+    "message.send.max.retries",
+    "queue.buffering.max.ms",
+    "batch.num.messages",
+    "topic.metadata.refresh.interval.ms",
+    "partitioner.class",
+    "connections.max.idle.ms",
+    "reconnect.backoff.ms",
+    "retry.backoff.ms",
 ];
 
 fn did_you_mean(key: &str) -> Option<&'static str> {
@@ -377,9 +425,7 @@ fn within_two(a: &[char], b: &str, (prev, cur): &mut (Vec<usize>, Vec<usize>)) -
 }
 
 fn parse_long(file: &PropertiesFile, p: &Property) -> Result<i64, ConfigError> {
-    p.value.trim().parse::<i64>().map_err(|_| {
-        ConfigError(format!("{}: {}='{}' must be a whole number (base 10)", file.at(p), p.key, p.value))
-    })
+    p.value.trim().parse::<i64>().map_err(|_| ConfigError(format!("{}: {}='{}' must be a whole number (base 10)", file.at(p), p.key, p.value)))
 }
 
 /// librdkafka's allowed range for a numeric key, or None for keys that are
@@ -419,14 +465,7 @@ fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str,
         Err(_) if v.parse::<f64>().is_ok_and(f64::is_finite) => return Ok(v.to_string()),
         // A name some numeric keys take (acks=all); librdkafka judges it.
         Err(_) if !v.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit()) => return Ok(v.to_string()),
-        Err(_) => {
-            return Err(ConfigError(format!(
-                "{}: {}='{}' must be a whole number written in base 10 (as Java reads it)",
-                file.at(p),
-                p.key,
-                value
-            )))
-        }
+        Err(_) => return Err(ConfigError(format!("{}: {}='{}' must be a whole number written in base 10 (as Java reads it)", file.at(p), p.key, value))),
     };
     let clamped = (n as f64).clamp(lo, hi) as i64;
     if clamped != n {
@@ -795,10 +834,7 @@ fn one_name_per_setting(s: &mut ClientSettings) {
             (_, None) => b,
             (Some(x), Some(y)) => {
                 let (keep, drop, dl) = if x > y { (a, b, y) } else { (b, a, x) };
-                s.warnings.push(format!(
-                    "{}: {drop} (line {dl}) and {keep} are the same setting; the later line, {keep}, is used",
-                    s.path.display()
-                ));
+                s.warnings.push(format!("{}: {drop} (line {dl}) and {keep} are the same setting; the later line, {keep}, is used", s.path.display()));
                 drop
             }
         };
@@ -844,7 +880,11 @@ fn java_defaults(s: &mut ClientSettings) {
             s.default("queued.max.messages.kbytes", "4096", "measured: a 4 MiB prefetch per stream keeps pace with the producers at a third of the memory");
             // The byte bound alone let some 40,000 records of 100 B queue, each
             // with librdkafka's own op around it.
-            s.default("queued.min.messages", "5000", "measured: a 5,000-record prefetch took a quarter off the memory at 100 B and kept pace (librdkafka: 100000)");
+            s.default(
+                "queued.min.messages",
+                "5000",
+                "measured: a 5,000-record prefetch took a quarter off the memory at 100 B and kept pace (librdkafka: 100000)",
+            );
             s.default("fetch.queue.backoff.ms", "10", "measured: fetch again 10 ms after the prefetch queue drains (librdkafka: 1000)");
         }
         Role::Producer => {
@@ -886,7 +926,11 @@ fn java_defaults(s: &mut ClientSettings) {
                 at("max.poll.interval.ms"),
                 at("session.timeout.ms")
             ));
-            s.set("max.poll.interval.ms", session.to_string(), Origin::Default("raised to session.timeout.ms (librdkafka requires max.poll.interval.ms >= session.timeout.ms)"));
+            s.set(
+                "max.poll.interval.ms",
+                session.to_string(),
+                Origin::Default("raised to session.timeout.ms (librdkafka requires max.poll.interval.ms >= session.timeout.ms)"),
+            );
         }
     }
     if let (Some(min), Some(max)) = (num(s, "reconnect.backoff.ms"), num(s, "reconnect.backoff.max.ms")) {
@@ -936,9 +980,7 @@ pub fn resolve_brokers(s: &mut ClientSettings) -> Result<(), ConfigError> {
     let protocol = s.get("security.protocol").unwrap_or("PLAINTEXT").to_ascii_uppercase();
     match crate::zookeeper::bootstrap_servers(&connect, &protocol, std::time::Duration::from_secs(10)) {
         Ok(list) => {
-            s.notices.push(format!(
-                "{at}: zookeeper.connect={connect}: read the brokers from ZooKeeper (/brokers/ids): bootstrap.servers={list}"
-            ));
+            s.notices.push(format!("{at}: zookeeper.connect={connect}: read the brokers from ZooKeeper (/brokers/ids): bootstrap.servers={list}"));
             s.set("bootstrap.servers", list.clone(), Origin::File { at, key: "zookeeper.connect (/brokers/ids)".into() });
             s.bootstrap = list;
             Ok(())

@@ -29,13 +29,13 @@ use crate::fetched;
 use crate::filter::TopicFilter;
 use crate::fxhash::{self, FxHashMap};
 use crate::handler::Handler;
+use crate::handoff::{Outbox, Outcome};
 use crate::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::offsets::{AckHandle, OffsetTracker, Tp};
-use crate::handoff::{Outbox, Outcome};
 use crate::producer::MetaProducer;
 use crate::provenance::Provenance;
-use crate::topics::TopicSync;
 use crate::shutdown::{exit, Shutdown};
+use crate::topics::TopicSync;
 
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
@@ -326,11 +326,7 @@ fn commit_bounded(consumer: &SourceConsumer, list: &TopicPartitionList, until: I
                     Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
                 } else {
                     let tpl = rd::rd_kafka_event_topic_partition_list(event);
-                    let elems = if tpl.is_null() || (*tpl).cnt <= 0 {
-                        &[][..]
-                    } else {
-                        std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize)
-                    };
+                    let elems = if tpl.is_null() || (*tpl).cnt <= 0 { &[][..] } else { std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize) };
                     Ok(elems
                         .iter()
                         .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -603,7 +599,6 @@ impl Stream {
         }
         self.subscribed = names;
     }
-
 }
 
 /// The worker for a source partition: always the same one, so the
@@ -870,9 +865,7 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
     let (mut low, mut high) = (-1i64, -1i64);
     // SAFETY: the live consumer's handle and a NUL-terminated name; librdkafka
     // only reads its cache and writes the two offsets.
-    let err = unsafe {
-        rdkafka::bindings::rd_kafka_get_watermark_offsets(consumer.client().native_ptr(), topic.as_ptr(), *partition, &mut low, &mut high)
-    };
+    let err = unsafe { rdkafka::bindings::rd_kafka_get_watermark_offsets(consumer.client().native_ptr(), topic.as_ptr(), *partition, &mut low, &mut high) };
     (err == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0).then_some(low)
 }
 
@@ -890,9 +883,7 @@ fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topic: &str, 
             "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
              add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
         )),
-        None => Err(format!(
-            "partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"
-        )),
+        None => Err(format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first")),
     }
 }
 

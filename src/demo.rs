@@ -112,7 +112,10 @@ fn run_demo() -> Result<String, String> {
     // A stream that joins the group a moment after the other makes the mock
     // broker wait session.timeout.ms - 1 s for the rebalance (44 s with the
     // default): the smallest timeout a real broker accepts keeps that short.
-    write(&consumer_file, format!("bootstrap.servers={}\ngroup.id={GROUP}\nauto.offset.reset=earliest\nsession.timeout.ms=6000\n", source.bootstrap_servers()))?;
+    write(
+        &consumer_file,
+        format!("bootstrap.servers={}\ngroup.id={GROUP}\nauto.offset.reset=earliest\nsession.timeout.ms=6000\n", source.bootstrap_servers()),
+    )?;
     write(&producer_file, format!("bootstrap.servers={}\n", target.bootstrap_servers()))?;
 
     let options = Options {
@@ -176,12 +179,16 @@ fn run_demo() -> Result<String, String> {
         while distinct.len() < want && Instant::now() < until || (want == 0 && Instant::now() < until) {
             if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
                 // Compared whole: the mirror adds nothing to a record by default.
-                let headers =
-                    m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
+                let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
                 distinct.insert(m.headers().and_then(|h| h.iter().find(|x| x.key == "seq").and_then(|x| x.value.map(<[u8]>::to_vec))));
                 got.push((
                     m.partition(),
-                    Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis().unwrap_or(-1) },
+                    Rec {
+                        key: m.key().map(<[u8]>::to_vec),
+                        value: m.payload().map(<[u8]>::to_vec),
+                        headers,
+                        timestamp: m.timestamp().to_millis().unwrap_or(-1),
+                    },
                 ));
             }
         }
@@ -197,7 +204,8 @@ fn run_demo() -> Result<String, String> {
         let exp = &expected[t];
         let mut by_seq: Vec<Option<(i32, Rec)>> = vec![None; want];
         for (p, r) in got {
-            let seq: usize = r.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok()).ok_or("record without seq header")?;
+            let seq: usize =
+                r.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok()).ok_or("record without seq header")?;
             if seq >= want {
                 return Err(format!("{t}: unexpected record seq {seq}"));
             }
@@ -258,7 +266,8 @@ fn check_order_and_commits(source: &MockCluster<'static, DefaultProducerContext>
     let until = Instant::now() + Duration::from_secs(60);
     while seen_seq.len() < 3000 && Instant::now() < until {
         if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
-            let seq: i64 = m.headers().and_then(|h| h.iter().find(|x| x.key == "seq")).and_then(|x| std::str::from_utf8(x.value?).ok()?.parse().ok()).unwrap_or(-1);
+            let seq: i64 =
+                m.headers().and_then(|h| h.iter().find(|x| x.key == "seq")).and_then(|x| std::str::from_utf8(x.value?).ok()?.parse().ok()).unwrap_or(-1);
             let first_copy = seen_seq.insert(seq);
             if let Some(k) = m.key() {
                 let top = highest.entry(k.to_vec()).or_insert(-1);
@@ -281,11 +290,8 @@ fn check_order_and_commits(source: &MockCluster<'static, DefaultProducerContext>
 /// Whether the demo group's committed offsets equal the source end offsets.
 fn commits_reach_end(source: &MockCluster<'static, DefaultProducerContext>) -> Result<bool, String> {
     let e = |what: &'static str| move |err: rdkafka::error::KafkaError| format!("{what}: {err}");
-    let group: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", source.bootstrap_servers())
-        .set("group.id", GROUP)
-        .create()
-        .map_err(e("create commit checker"))?;
+    let group: BaseConsumer =
+        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().map_err(e("create commit checker"))?;
     for (t, parts, _, _) in TOPICS.iter().filter(|t| t.0 != "demo.tmp") {
         let mut list = TopicPartitionList::new();
         for p in 0..*parts {

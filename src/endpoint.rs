@@ -177,10 +177,7 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<String, Refusa
             return Ok(String::from_utf8_lossy(&buf[..from + end]).into_owned());
         }
         if len == buf.len() {
-            return Err(Refusal::Answer(
-                "431 Request Header Fields Too Large",
-                "request line and headers are limited to 8 KiB; only GET /metrics is served\n",
-            ));
+            return Err(Refusal::Answer("431 Request Header Fields Too Large", "request line and headers are limited to 8 KiB; only GET /metrics is served\n"));
         }
     }
 }
@@ -221,11 +218,8 @@ fn page_for(head: &str, metrics: &Metrics) -> Vec<u8> {
 
 /// One buffer, so the answer leaves in as few segments as the kernel likes.
 fn response(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
+    format!("HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}", body.len())
+        .into_bytes()
 }
 
 /// `write_all` with one deadline for all of it: a timeout per write call
@@ -306,9 +300,8 @@ pub fn render(m: &Metrics) -> String {
     let (rss, cpu) = process_figures();
     let topics = m.topics_sorted();
     let labels = |source: usize, topic: &str| format!("{{source=\"{source}\",topic=\"{topic}\"}}");
-    let per_topic = |f: fn(&crate::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> {
-        topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect()
-    };
+    let per_topic =
+        |f: fn(&crate::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> { topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect() };
     let mut page = Page(String::new());
     page.family("records_consumed_total", "counter", "Records read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed)));
     page.family("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed_bytes)));

@@ -166,11 +166,8 @@ mod tests {
         }
         producer.flush(Duration::from_secs(30)).unwrap();
 
-        let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", cluster.bootstrap_servers())
-            .set("group.id", "fetched-test")
-            .create()
-            .unwrap();
+        let consumer: BaseConsumer =
+            ClientConfig::new().set("bootstrap.servers", cluster.bootstrap_servers()).set("group.id", "fetched-test").create().unwrap();
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition_offset("t", 0, Offset::Beginning).unwrap();
         consumer.assign(&tpl).unwrap();

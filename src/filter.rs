@@ -40,24 +40,16 @@ pub struct TopicFilter {
 
 /// MM1's normalisation of a whitelist/blacklist string.
 pub fn normalise(pattern: &str) -> String {
-    pattern
-        .trim()
-        .replace(',', "|")
-        .replace(' ', "")
-        .trim_start_matches(['"', '\''])
-        .trim_end_matches(['"', '\''])
-        .to_string()
+    pattern.trim().replace(',', "|").replace(' ', "").trim_start_matches(['"', '\'']).trim_end_matches(['"', '\'']).to_string()
 }
 
 fn compile(option: &'static str, raw: &str) -> Result<Regex, FilterError> {
     let normalised = normalise(raw);
     let err = |reason: String| FilterError { option, pattern: raw.to_string(), reason };
     if option == "--whitelist" && normalised.chars().all(|c| matches!(c, '|' | '(' | ')' | '?' | ':' | '^' | '$')) {
-        return Err(err(
-            "it can match only an empty topic name, and no topic name is empty, so nothing would be mirrored; \
+        return Err(err("it can match only an empty topic name, and no topic name is empty, so nothing would be mirrored; \
              use '.*' to mirror every topic, or name the topics (e.g. 'orders|payments')"
-                .into(),
-        ));
+            .into()));
     }
     if let Some(construct) = unsupported_construct(&normalised) {
         return Err(err(format!(
@@ -69,11 +61,7 @@ fn compile(option: &'static str, raw: &str) -> Result<Regex, FilterError> {
     Regex::new(&format!("^(?:{normalised})$")).map_err(|e| {
         let detail = e.to_string();
         let last = detail.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-        let hint = if normalised == "*" || normalised.starts_with('*') {
-            " ('*' alone is not a regex; use '.*' to mean every topic)"
-        } else {
-            ""
-        };
+        let hint = if normalised == "*" || normalised.starts_with('*') { " ('*' alone is not a regex; use '.*' to mean every topic)" } else { "" };
         err(format!("{last}{hint}"))
     })
 }
@@ -230,13 +218,9 @@ mod tests {
 
     #[test]
     fn unsupported_constructs_are_named() {
-        for (p, word) in [
-            ("(?!tmp).*", "look-ahead"),
-            ("(?<!x)y", "look-behind"),
-            ("(a)\\1", "back-reference"),
-            ("(?>ab)", "atomic group"),
-            (".*+", "possessive"),
-        ] {
+        for (p, word) in
+            [("(?!tmp).*", "look-ahead"), ("(?<!x)y", "look-behind"), ("(a)\\1", "back-reference"), ("(?>ab)", "atomic group"), (".*+", "possessive")]
+        {
             let e = TopicFilter::new(Some(p), None, true).unwrap_err();
             assert!(e.reason.contains(word), "{p}: {e}");
             assert!(e.to_string().contains("--whitelist"), "{e}");

@@ -54,9 +54,7 @@ impl Handler {
                 Ok(Handler::TopicPrefix(prefix.to_string()))
             }
             "topic-rename" => {
-                let a = args.ok_or_else(|| {
-                    HandlerError("--message.handler topic-rename needs --message.handler.args 'src:dst,src2:dst2'".into())
-                })?;
+                let a = args.ok_or_else(|| HandlerError("--message.handler topic-rename needs --message.handler.args 'src:dst,src2:dst2'".into()))?;
                 let mut map = HashMap::new();
                 // Also accept the popular RenameTopicHandler form `src,dst;src2,dst2`.
                 let (pair_sep, kv_sep) = if a.contains(':') { (',', ':') } else { (';', ',') };
@@ -118,15 +116,11 @@ impl Handler {
 /// Kafka's legal topic characters, checked early so a typo fails at start,
 /// not on the first record.
 fn validate_topic_name(name: &str, what: &str) -> Result<(), HandlerError> {
-    let ok = !name.is_empty()
-        && name.len() <= 249
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let ok = !name.is_empty() && name.len() <= 249 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if ok {
         Ok(())
     } else {
-        Err(HandlerError(format!(
-            "--message.handler.args: {what} '{name}' is not a legal Kafka topic name (letters, digits, '.', '_', '-', at most 249)"
-        )))
+        Err(HandlerError(format!("--message.handler.args: {what} '{name}' is not a legal Kafka topic name (letters, digits, '.', '_', '-', at most 249)")))
     }
 }
 

@@ -131,14 +131,8 @@ pub fn parse(text: &str) -> Result<JaasConfig, JaasError> {
         Some(_) => return Err(JaasError("it must start with a login module class name".into())),
     };
     let flag = match it.next() {
-        Some(Token::Word(w)) if ["required", "requisite", "sufficient", "optional"].contains(&w.to_ascii_lowercase().as_str()) => {
-            w.to_ascii_lowercase()
-        }
-        _ => {
-            return Err(JaasError(
-                "the login module class name must be followed by a control flag (required, requisite, sufficient or optional)".into(),
-            ))
-        }
+        Some(Token::Word(w)) if ["required", "requisite", "sufficient", "optional"].contains(&w.to_ascii_lowercase().as_str()) => w.to_ascii_lowercase(),
+        _ => return Err(JaasError("the login module class name must be followed by a control flag (required, requisite, sufficient or optional)".into())),
     };
     const QUOTE_HINT: &str = "a value with spaces, ';', '=' or quotes must be written in double quotes: key=\"...\"";
     let mut options: Vec<(String, String)> = Vec::new();
@@ -161,9 +155,7 @@ pub fn parse(text: &str) -> Result<JaasConfig, JaasError> {
         }
     }
     if it.peek().is_some() {
-        return Err(JaasError(
-            "it holds more than one login module; a Kafka client's sasl.jaas.config must contain exactly one".into(),
-        ));
+        return Err(JaasError("it holds more than one login module; a Kafka client's sasl.jaas.config must contain exactly one".into()));
     }
     Ok(JaasConfig { module, flag, options })
 }
@@ -183,10 +175,9 @@ mod tests {
 
     #[test]
     fn unquoted_values_comments_and_whitespace() {
-        let j = parse(
-            "  org.apache.kafka.common.security.plain.PlainLoginModule  REQUIRED // a comment\n /* block\n */ username=bob\n\tpassword = \"x y\" ;  ",
-        )
-        .unwrap();
+        let j =
+            parse("  org.apache.kafka.common.security.plain.PlainLoginModule  REQUIRED // a comment\n /* block\n */ username=bob\n\tpassword = \"x y\" ;  ")
+                .unwrap();
         assert_eq!(j.module_name(), "PlainLoginModule");
         assert_eq!(j.flag, "required");
         assert_eq!(j.options, vec![("username".into(), "bob".into()), ("password".into(), "x y".into())]);

@@ -45,10 +45,7 @@ impl std::fmt::Display for LogFileError {
                 "--log.file {path}: is a symbolic link, which mirror-maker does not follow (a link could point the log at any file); \
                  give the real file's path, or remove the link"
             ),
-            Some(libc::ENXIO) => write!(
-                f,
-                "--log.file {path}: is a named pipe that no process reads; start its reader first, or give a regular file"
-            ),
+            Some(libc::ENXIO) => write!(f, "--log.file {path}: is a named pipe that no process reads; start its reader first, or give a regular file"),
             _ => write!(f, "--log.file {path}: cannot open for appending: {}; create its directory or give a writable path", self.source),
         }
     }

@@ -4,7 +4,6 @@
 //! parses and validates, `pipeline` builds and runs the mirror; the modules
 //! are listed in `lib.rs`.
 
-
 use std::io::Write;
 use std::sync::Arc;
 
@@ -23,14 +22,7 @@ fn init_logging(log_file: Option<&Arc<LogFile>>) {
     builder
         .format(|buf, record| {
             let thread = std::thread::current();
-            writeln!(
-                buf,
-                "[{}] {} [{}] {}",
-                buf.timestamp_millis(),
-                record.level(),
-                thread.name().unwrap_or("main"),
-                record.args()
-            )
+            writeln!(buf, "[{}] {} [{}] {}", buf.timestamp_millis(), record.level(), thread.name().unwrap_or("main"), record.args())
         })
         .init();
 }

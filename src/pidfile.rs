@@ -29,18 +29,22 @@ const PID_READ_LIMIT: u64 = 32;
 #[derive(Debug)]
 pub enum PidFileError {
     /// Another live process holds the lock.
-    Running { path: PathBuf, pid: String },
-    Io { path: PathBuf, error: std::io::Error },
+    Running {
+        path: PathBuf,
+        pid: String,
+    },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 impl fmt::Display for PidFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PidFileError::Running { path, pid } => write!(
-                f,
-                "another mirror-maker (pid {pid}) is already running with --pid.file {}; this copy exits without doing anything",
-                path.display()
-            ),
+            PidFileError::Running { path, pid } => {
+                write!(f, "another mirror-maker (pid {pid}) is already running with --pid.file {}; this copy exits without doing anything", path.display())
+            }
             PidFileError::Io { path, error } if error.raw_os_error() == Some(libc::ELOOP) && is_symlink(path) => write!(
                 f,
                 "--pid.file {}: is a symbolic link, which mirror-maker does not follow (the file is overwritten, so a link could \

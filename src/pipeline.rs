@@ -103,7 +103,14 @@ pub fn plan(options: Options) -> Result<Plan, StartError> {
 fn normalise_bootstrap(b: &str) -> Vec<String> {
     let mut v: Vec<String> = b
         .split(',')
-        .map(|s| s.trim().trim_start_matches("PLAINTEXT://").trim_start_matches("SSL://").trim_start_matches("SASL_SSL://").trim_start_matches("SASL_PLAINTEXT://").to_ascii_lowercase())
+        .map(|s| {
+            s.trim()
+                .trim_start_matches("PLAINTEXT://")
+                .trim_start_matches("SSL://")
+                .trim_start_matches("SASL_SSL://")
+                .trim_start_matches("SASL_PLAINTEXT://")
+                .to_ascii_lowercase()
+        })
         .filter(|s| !s.is_empty())
         .collect();
     v.sort();
@@ -151,8 +158,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             deliveries: Default::default(),
             resends: Default::default(),
         };
-        let p: producer::TargetProducer = producer::create(&target_config, ctx)
-            .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
+        let p: producer::TargetProducer =
+            producer::create(&target_config, ctx).map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
         producers.push(p);
         channels.push(lane(queue_bound(opts)));
     }
@@ -165,7 +172,15 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
     }
     let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext { metrics: metrics.clone(), shutdown: shutdown.clone(), abort_on_send_failure: true, cluster: target_cluster.clone(), partitioner: None, deliveries: Default::default(), resends: Default::default() };
+        let ctx = DeliveryContext {
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            abort_on_send_failure: true,
+            cluster: target_cluster.clone(),
+            partitioner: None,
+            deliveries: Default::default(),
+            resends: Default::default(),
+        };
         Some(Arc::new(producer::create::<producer::MetaProducer>(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
     } else {
         None
@@ -216,8 +231,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 metrics: metrics.clone(),
                 cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),
             };
-            let consumer = consumer::create(&cfg, ctx)
-                .map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", source.settings.path.display())))?;
+            let consumer =
+                consumer::create(&cfg, ctx).map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", source.settings.path.display())))?;
             if j == 0 {
                 use rdkafka::consumer::Consumer;
                 let source_id = cluster_id(consumer.client());
@@ -249,14 +264,28 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                     )));
                 }
                 if beyond.provenance {
-                    let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", source.settings.bootstrap), source_id, || cluster_id(consumer.client()), &shutdown) else {
+                    let Some(sid) = wait_cluster_id(
+                        &format!("source cluster {si} ({})", source.settings.bootstrap),
+                        source_id,
+                        || cluster_id(consumer.client()),
+                        &shutdown,
+                    ) else {
                         return Ok(shutdown.code());
                     };
-                    let Some(tid) = wait_cluster_id(&format!("the target cluster ({})", plan.target.bootstrap), target_id.clone(), || target_cluster_id(&producers[0]), &shutdown) else {
+                    let Some(tid) = wait_cluster_id(
+                        &format!("the target cluster ({})", plan.target.bootstrap),
+                        target_id.clone(),
+                        || target_cluster_id(&producers[0]),
+                        &shutdown,
+                    ) else {
                         return Ok(shutdown.code());
                     };
                     if sid == tid && plan.handler.keeps_names() {
-                        return Err(StartError(format!("{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster", source.settings.path.display(), plan.target.path.display())));
+                        return Err(StartError(format!(
+                            "{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster",
+                            source.settings.path.display(),
+                            plan.target.path.display()
+                        )));
                     }
                     info!(
                         "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",

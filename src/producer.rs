@@ -21,20 +21,20 @@ use std::time::Duration;
 
 use crossbeam_channel::RecvTimeoutError;
 use log::{error, info, warn};
+use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
-use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::types::{RDKafka, RDKafkaTopic};
 use rdkafka::{bindings, ClientConfig, ClientContext, Timestamp};
 
+use crate::batch::{MirrorRecord, PartitionRoute, RecordMeta};
+use crate::fxhash::FxHashMap;
+use crate::handoff::LaneRx;
 use crate::metrics::{Metrics, TopicMetrics};
 use crate::offsets::AckHandle;
 use crate::partitioner::ByteArrayPartitioner;
 use crate::provenance::HEADER_C;
-use crate::batch::{MirrorRecord, PartitionRoute, RecordMeta};
-use crate::fxhash::FxHashMap;
-use crate::handoff::LaneRx;
 use crate::shutdown::{exit, Shutdown};
 use crate::throttle::Throttle;
 
@@ -440,9 +440,7 @@ impl DeliveryContext {
             }
             _ => "",
         };
-        let what = format!(
-            "Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {offset}: {err}{hint}"
-        );
+        let what = format!("Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {offset}: {err}{hint}");
         if self.abort_on_send_failure {
             ack.failed_at(offset);
             // The first failure says it all; the records behind it fail the
@@ -575,13 +573,7 @@ pub fn serve_ready_events(producer: &TargetProducer) {
 
 /// Runs one worker until every sender of its channel is gone, then flushes
 /// within the drain deadline.
-pub fn spawn_worker(
-    index: usize,
-    producer: TargetProducer,
-    rx: LaneRx,
-    shutdown: Arc<Shutdown>,
-    throttle: Option<Arc<Throttle>>,
-) -> thread::JoinHandle<()> {
+pub fn spawn_worker(index: usize, producer: TargetProducer, rx: LaneRx, shutdown: Arc<Shutdown>, throttle: Option<Arc<Throttle>>) -> thread::JoinHandle<()> {
     thread::Builder::new()
         .name(format!("mirrormaker-producer-{index}"))
         .spawn(move || {
@@ -752,11 +744,8 @@ fn produce_direct(
     ];
     let mut count = vus.len() - 1;
     if let Some(id) = stamp {
-        let header = bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_2 {
-            name: HEADER_C.as_ptr(),
-            val: id.as_ptr() as *const c_void,
-            size: id.len() as isize,
-        };
+        let header =
+            bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_2 { name: HEADER_C.as_ptr(), val: id.as_ptr() as *const c_void, size: id.len() as isize };
         vus[count] = vu(RD_KAFKA_VTYPE_HEADER, U { header });
         count += 1;
     }
@@ -971,13 +960,7 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
     // partition's records in offset order (same entry, rising delta).
     queue.sort_by_key(|r| r.opaque);
     if let Some(first) = queue.first() {
-        info!(
-            "sending {} records again one at a time ({}, first from target topic {} partition {})",
-            queue.len(),
-            first.err,
-            first.topic,
-            first.partition
-        );
+        info!("sending {} records again one at a time ({}, first from target topic {} partition {})", queue.len(), first.err, first.topic, first.partition);
     }
     ctx.resends.alone.store(true, Ordering::SeqCst);
     let mut left = queue.into_iter();

@@ -65,10 +65,7 @@ mod tests {
     fn stamp_keeps_existing_headers_and_appends_the_source_id() {
         let own = OwnedHeaders::new().insert(Header { key: "seq", value: Some("7") }).insert(Header::<&[u8]> { key: "null", value: None });
         let h = p().stamp(Some(own));
-        assert_eq!(
-            list(&h),
-            vec![("seq".into(), Some(b"7".to_vec())), ("null".into(), None), (HEADER.into(), Some(b"A-id".to_vec()))]
-        );
+        assert_eq!(list(&h), vec![("seq".into(), Some(b"7".to_vec())), ("null".into(), None), (HEADER.into(), Some(b"A-id".to_vec()))]);
         assert_eq!(list(&p().stamp(None)), vec![(HEADER.into(), Some(b"A-id".to_vec()))]);
     }
 

@@ -291,9 +291,9 @@ pub fn normalize_pem(text: &str) -> Result<String, String> {
 /// The certificates of a PKCS12 truststore, as PEM.
 fn pkcs12_certificates(bytes: &[u8], password: &str) -> Result<String, String> {
     let p12 = openssl::pkcs12::Pkcs12::from_der(bytes).map_err(|_| "it is not a valid PKCS12 file".to_string())?;
-    let parsed = p12.parse2(password).map_err(|_| {
-        "it cannot be opened with the given ssl.truststore.password (wrong or missing password, or an unsupported encryption)".to_string()
-    })?;
+    let parsed = p12
+        .parse2(password)
+        .map_err(|_| "it cannot be opened with the given ssl.truststore.password (wrong or missing password, or an unsupported encryption)".to_string())?;
     let mut pem = Vec::new();
     for cert in parsed.ca.into_iter().flatten().chain(parsed.cert) {
         pem.extend(cert.to_pem().map_err(|e| e.to_string())?);
@@ -307,11 +307,8 @@ fn pkcs12_certificates(bytes: &[u8], password: &str) -> Result<String, String> {
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.
 pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), ConfigError> {
-    let given: Vec<&Property> = file
-        .props
-        .iter()
-        .filter(|p| owns(&p.key) && (!p.value.is_empty() || p.key == "ssl.endpoint.identification.algorithm"))
-        .collect();
+    let given: Vec<&Property> =
+        file.props.iter().filter(|p| owns(&p.key) && (!p.value.is_empty() || p.key == "ssl.endpoint.identification.algorithm")).collect();
 
     let mut protocol = "PLAINTEXT".to_string();
     let protocol_p = given.iter().copied().find(|p| p.key == "security.protocol");
@@ -330,9 +327,8 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
     // store or a JAAS line for another mechanism), with one warning.
     let uses_ssl = protocol.ends_with("SSL");
     let uses_sasl = protocol.starts_with("SASL_");
-    let (props, unused): (Vec<&Property>, Vec<&Property>) = given.into_iter().partition(|p| {
-        p.key == "security.protocol" || (p.key.starts_with("ssl.") && uses_ssl) || (p.key.starts_with("sasl.") && uses_sasl)
-    });
+    let (props, unused): (Vec<&Property>, Vec<&Property>) =
+        given.into_iter().partition(|p| p.key == "security.protocol" || (p.key.starts_with("ssl.") && uses_ssl) || (p.key.starts_with("sasl.") && uses_sasl));
     if !unused.is_empty() {
         let now = match protocol_p {
             Some(p) => format!("security.protocol is {protocol} (line {})", p.line),
@@ -381,12 +377,10 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
                 "{}: {key} is ignored: TLS versions follow OpenSSL's defaults (TLS 1.2 and 1.3); restrict them with OPENSSL_CONF (MinProtocol) if needed",
                 at(file, p)
             )),
-            "ssl.provider" | "ssl.keymanager.algorithm" | "ssl.trustmanager.algorithm" | "ssl.secure.random.implementation" => s
-                .warnings
-                .push(format!("{}: {key} is ignored: Java security provider settings have no OpenSSL equivalent", at(file, p))),
-            "ssl.client.auth" | "ssl.principal.mapping.rules" => {
-                s.warnings.push(format!("{}: {key} is ignored: it is a broker setting", at(file, p)))
+            "ssl.provider" | "ssl.keymanager.algorithm" | "ssl.trustmanager.algorithm" | "ssl.secure.random.implementation" => {
+                s.warnings.push(format!("{}: {key} is ignored: Java security provider settings have no OpenSSL equivalent", at(file, p)))
             }
+            "ssl.client.auth" | "ssl.principal.mapping.rules" => s.warnings.push(format!("{}: {key} is ignored: it is a broker setting", at(file, p))),
             "ssl.engine.factory.class" => {
                 return Err(err(
                     file,
@@ -395,11 +389,7 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
                 ))
             }
             "sasl.login.class" | "sasl.client.callback.handler.class" => {
-                return Err(err(
-                    file,
-                    p,
-                    "custom Java login classes cannot be loaded; use a standard sasl.jaas.config (PLAIN, SCRAM or OAUTHBEARER) instead",
-                ))
+                return Err(err(file, p, "custom Java login classes cannot be loaded; use a standard sasl.jaas.config (PLAIN, SCRAM or OAUTHBEARER) instead"))
             }
             "sasl.kerberos.kinit.cmd" => {
                 let cmd = KINIT_TEMPLATE.replace("%{kinit}", p.value.trim());
@@ -423,14 +413,8 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
 fn pass(file: &PropertiesFile, s: &mut ClientSettings, p: &Property, key: &str, value: &str) -> Result<(), ConfigError> {
     match librdkafka_accepts(key, value) {
         Ok(()) => set(s, file, p, key, value),
-        Err((true, _)) => s.warnings.push(format!(
-            "{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)",
-            at(file, p),
-            p.key
-        )),
-        Err((false, _)) if key.starts_with("sasl.kerberos.") => {
-            s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key))
-        }
+        Err((true, _)) => s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)", at(file, p), p.key)),
+        Err((false, _)) if key.starts_with("sasl.kerberos.") => s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key)),
         Err((false, msg)) => {
             return Err(err(file, p, format!("'{}' is not accepted: {msg}", crate::config::shown(key, value))));
         }
@@ -588,11 +572,7 @@ fn sasl<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&str) ->
     let oidc = match handler {
         Some(h) if h.value.trim().ends_with(".OAuthBearerLoginCallbackHandler") => true,
         Some(h) => {
-            return Err(err(
-                file,
-                h,
-                "custom Java callback handlers cannot be loaded; only Kafka's OAuthBearerLoginCallbackHandler (OIDC) is translated",
-            ))
+            return Err(err(file, h, "custom Java callback handlers cannot be loaded; only Kafka's OAuthBearerLoginCallbackHandler (OIDC) is translated"))
         }
         None => false,
     };
@@ -639,7 +619,11 @@ fn sasl<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&str) ->
             }
         }
     } else if oidc {
-        return Err(err(file, handler.expect("oidc"), "needs sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"...\" clientSecret=\"...\";"));
+        return Err(err(
+            file,
+            handler.expect("oidc"),
+            "needs sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"...\" clientSecret=\"...\";",
+        ));
     }
     if sasl_protocol && effective == "GSSAPI" {
         let what = match mech_p {
@@ -802,11 +786,7 @@ mod tests {
 
     fn dir() -> PathBuf {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let d = std::env::temp_dir().join(format!(
-            "mm-security-unit-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
+        let d = std::env::temp_dir().join(format!("mm-security-unit-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
         std::fs::create_dir_all(&d).unwrap();
         d
     }
@@ -928,11 +908,8 @@ mod tests {
         let key_pem = String::from_utf8(key.private_key_to_pem_pkcs8().unwrap()).unwrap();
         let cert_pem = String::from_utf8(cert.to_pem().unwrap()).unwrap();
         let esc = |s: &str| s.trim_end().replace('\n', "\\\\n");
-        let s = ok(&format!(
-            "ssl.keystore.type=PEM\nssl.keystore.key={}\nssl.keystore.certificate.chain={}\nssl.key.password=kpw",
-            esc(&key_pem),
-            esc(&cert_pem)
-        ));
+        let s =
+            ok(&format!("ssl.keystore.type=PEM\nssl.keystore.key={}\nssl.keystore.certificate.chain={}\nssl.key.password=kpw", esc(&key_pem), esc(&cert_pem)));
         assert_eq!(s.get("ssl.key.pem"), Some(key_pem.as_str()));
         assert_eq!(s.get("ssl.certificate.pem"), Some(cert_pem.as_str()));
         assert_eq!(s.get("ssl.key.password"), Some("kpw"));
@@ -969,7 +946,14 @@ mod tests {
     #[test]
     fn java_only_ssl_keys() {
         let s = ok("ssl.protocol=TLSv1.3\nssl.enabled.protocols=TLSv1.2,TLSv1.3\nssl.provider=SunJSSE\nssl.keymanager.algorithm=SunX509\nssl.trustmanager.algorithm=PKIX\nssl.secure.random.implementation=SHA1PRNG");
-        for (line, key) in [(2, "ssl.protocol"), (3, "ssl.enabled.protocols"), (4, "ssl.provider"), (5, "ssl.keymanager.algorithm"), (6, "ssl.trustmanager.algorithm"), (7, "ssl.secure.random.implementation")] {
+        for (line, key) in [
+            (2, "ssl.protocol"),
+            (3, "ssl.enabled.protocols"),
+            (4, "ssl.provider"),
+            (5, "ssl.keymanager.algorithm"),
+            (6, "ssl.trustmanager.algorithm"),
+            (7, "ssl.secure.random.implementation"),
+        ] {
             assert!(s.warnings.iter().any(|w| w.starts_with(&format!("p.properties:{line}: {key} is ignored"))), "{key}: {:?}", s.warnings);
             assert!(s.entries.keys().all(|k| !k.starts_with(key)));
         }
@@ -982,13 +966,19 @@ mod tests {
 
     #[test]
     fn scram_and_plain_from_jaas() {
-        let s = ok(&format!("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=scram-sha-512\nsasl.jaas.config={SCRAM} required username=\"alice\" password=\"s3cr3t-pw\";"));
+        let s = ok(&format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=scram-sha-512\nsasl.jaas.config={SCRAM} required username=\"alice\" password=\"s3cr3t-pw\";"
+        ));
         assert_eq!(s.get("sasl.mechanisms"), Some("SCRAM-SHA-512"));
         assert_eq!(s.get("sasl.mechanism"), None);
         assert_eq!(s.get("sasl.username"), Some("alice"));
         assert_eq!(s.get("sasl.password"), Some("s3cr3t-pw"));
         assert!(s.describe().iter().all(|l| !l.contains("s3cr3t-pw")));
-        assert!(s.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]  # p.properties:4, translated from sasl.jaas.config")), "{:?}", s.describe());
+        assert!(
+            s.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]  # p.properties:4, translated from sasl.jaas.config")),
+            "{:?}",
+            s.describe()
+        );
         let s = ok("sasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=bob password=pw;");
         assert_eq!(s.get("sasl.username"), Some("bob"));
         let e = fails(&format!("sasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config={SCRAM} required username=a password=hunter2 tokenauth=true;"));
@@ -1011,7 +1001,8 @@ mod tests {
         let e = fails("security.protocol=SASL_PLAINTEXT");
         assert!(e.contains("sasl.mechanism is not set (Java's default is GSSAPI)") && e.contains("without Kerberos"), "{e}");
         // On SASL_SSL with PLAIN, so the SASL keys are used but GSSAPI is not.
-        let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.ticket.renew.window.factor=0.8\nsasl.login.refresh.window.factor=0.8\nsasl.mechanism=PLAIN");
+        let s =
+            ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.ticket.renew.window.factor=0.8\nsasl.login.refresh.window.factor=0.8\nsasl.mechanism=PLAIN");
         assert!(s.warnings.iter().any(|w| w.contains("sasl.kerberos.ticket.renew.window.factor is ignored")));
         assert!(s.warnings.iter().any(|w| w.contains("sasl.login.refresh.window.factor is ignored")));
         let s = ok("sasl.kerberos.kinit.cmd=/usr/local/bin/kinit\nsasl.mechanism=PLAIN");
@@ -1060,16 +1051,39 @@ mod tests {
         // out of a build without libcurl and counted for that), and the Java
         // password keys.
         for k in [
-            "sasl.password", "sasl.username", "ssl.key.pem", "ssl.key.password", "ssl.key.location", "ssl.keystore.password", "ssl.ca.pem", "sasl.oauthbearer.config",
-            "sasl.oauthbearer.client.secret", "sasl.oauthbearer.assertion.private.key.passphrase", "sasl.oauthbearer.assertion.private.key.pem",
-            "sasl.oauthbearer.assertion.private.key.file", "sasl.jaas.config", "ssl.keystore.key", "ssl.truststore.password", "ssl.truststore.certificates",
-            "ssl.keystore.certificate.chain", "sasl.oauthbearer.client.credentials.client.secret",
+            "sasl.password",
+            "sasl.username",
+            "ssl.key.pem",
+            "ssl.key.password",
+            "ssl.key.location",
+            "ssl.keystore.password",
+            "ssl.ca.pem",
+            "sasl.oauthbearer.config",
+            "sasl.oauthbearer.client.secret",
+            "sasl.oauthbearer.assertion.private.key.passphrase",
+            "sasl.oauthbearer.assertion.private.key.pem",
+            "sasl.oauthbearer.assertion.private.key.file",
+            "sasl.jaas.config",
+            "ssl.keystore.key",
+            "ssl.truststore.password",
+            "ssl.truststore.certificates",
+            "ssl.keystore.certificate.chain",
+            "sasl.oauthbearer.client.credentials.client.secret",
         ] {
             assert!(is_secret(k), "{k}");
             assert!(secret_keys().iter().any(|s| s == k), "{k}");
             assert_eq!(crate::config::shown(k, "x"), "[redacted]");
         }
-        for k in ["ssl.ca.location", "ssl.certificate.pem", "ssl.certificate.location", "sasl.mechanisms", "sasl.mechanism", "bootstrap.servers", "security.protocol", "group.id"] {
+        for k in [
+            "ssl.ca.location",
+            "ssl.certificate.pem",
+            "ssl.certificate.location",
+            "sasl.mechanisms",
+            "sasl.mechanism",
+            "bootstrap.servers",
+            "security.protocol",
+            "group.id",
+        ] {
             assert!(!is_secret(k), "{k}");
         }
     }
@@ -1179,9 +1193,17 @@ mod tests {
         let ssl = format!("ssl.truststore.location={}\nssl.truststore.password=CANARY-ts", jks.display());
         for (protocol, text, unused) in [
             ("", format!("{jaas}\nsasl.login.class=com.example.L"), vec!["sasl.jaas.config (line 2)", "sasl.login.class (line 3)"]),
-            ("security.protocol=PLAINTEXT\n", format!("{jaas}\nsasl.mechanism=GSSAPI\n{ssl}"), vec!["sasl.jaas.config (line 3)", "sasl.mechanism (line 4)", "ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"]),
+            (
+                "security.protocol=PLAINTEXT\n",
+                format!("{jaas}\nsasl.mechanism=GSSAPI\n{ssl}"),
+                vec!["sasl.jaas.config (line 3)", "sasl.mechanism (line 4)", "ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"],
+            ),
             ("security.protocol=SSL\n", jaas.clone(), vec!["sasl.jaas.config (line 3)"]),
-            ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n", format!("{jaas}\n{ssl}"), vec!["ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"]),
+            (
+                "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n",
+                format!("{jaas}\n{ssl}"),
+                vec!["ssl.truststore.location (line 5)", "ssl.truststore.password (line 6)"],
+            ),
         ] {
             let s = producer(&format!("bootstrap.servers=h:1\n{protocol}{text}")).unwrap_or_else(|e| panic!("{protocol}{text}: {e}"));
             let w: Vec<&String> = s.warnings.iter().filter(|w| w.contains("not used")).collect();

@@ -51,13 +51,7 @@ pub struct Shutdown {
 
 impl Shutdown {
     pub fn new(drain_timeout: Duration) -> Arc<Self> {
-        Arc::new(Shutdown {
-            stop: AtomicBool::new(false),
-            code: AtomicI32::new(exit::OK),
-            drain_timeout,
-            deadline: OnceLock::new(),
-            reason: Mutex::new(None),
-        })
+        Arc::new(Shutdown { stop: AtomicBool::new(false), code: AtomicI32::new(exit::OK), drain_timeout, deadline: OnceLock::new(), reason: Mutex::new(None) })
     }
 
     pub fn stopping(&self) -> bool {

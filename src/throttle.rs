@@ -67,9 +67,7 @@ impl Throttle {
             return None;
         }
         let now = Instant::now();
-        Some(Throttle {
-            buckets: Mutex::new((records_per_sec.map(|r| Bucket::new(r, 1.0, now)), bytes_per_sec.map(|b| Bucket::new(b, 1.0, now)))),
-        })
+        Some(Throttle { buckets: Mutex::new((records_per_sec.map(|r| Bucket::new(r, 1.0, now)), bytes_per_sec.map(|b| Bucket::new(b, 1.0, now)))) })
     }
 
     /// Takes one record of `bytes` if the limits allow it now; otherwise

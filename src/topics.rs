@@ -256,7 +256,9 @@ impl TopicSync {
         };
         let rf = shape.replication.min(brokers).max(1);
         let copied = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
-            warn!("target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)");
+            warn!(
+                "target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)"
+            );
             Vec::new()
         });
         let mut new = NewTopic::new(target_topic, shape.partitions as i32, TopicReplication::Fixed(rf as i32));

@@ -280,9 +280,9 @@ pub fn bootstrap_servers(connect: &str, protocol: &str, timeout: Duration) -> Re
     let cs = ConnectString::parse(connect)?;
     let mut s = Session::open(&cs, timeout)?;
     let result = (|| {
-        let ids = s.children("/brokers/ids")?.ok_or_else(|| {
-            ZkError(format!("{}/brokers/ids does not exist: no Kafka cluster is registered there (is the chroot right?)", cs.chroot))
-        })?;
+        let ids = s
+            .children("/brokers/ids")?
+            .ok_or_else(|| ZkError(format!("{}/brokers/ids does not exist: no Kafka cluster is registered there (is the chroot right?)", cs.chroot)))?;
         let mut out = Vec::new();
         for id in &ids {
             if let Some(data) = s.data(&format!("/brokers/ids/{id}"))? {
@@ -292,11 +292,7 @@ pub fn bootstrap_servers(connect: &str, protocol: &str, timeout: Duration) -> Re
             }
         }
         if out.is_empty() {
-            return Err(ZkError(format!(
-                "{}/brokers/ids lists {} broker(s) but none with a {protocol} endpoint",
-                cs.chroot,
-                ids.len()
-            )));
+            return Err(ZkError(format!("{}/brokers/ids lists {} broker(s) but none with a {protocol} endpoint", cs.chroot, ids.len())));
         }
         Ok(out.join(","))
     })();

@@ -79,7 +79,10 @@ fn target_topics_are_created_like_the_source_and_grow_with_it() {
 
     let group = unique("group");
     let mut m = Mirror::start(&mirror_args(
-        &source(), &group, &target(), &format!("{id}-.*"),
+        &source(),
+        &group,
+        &target(),
+        &format!("{id}-.*"),
         &["--offset.commit.interval.ms", "1000", "--topic.refresh.interval.ms", "2000"],
     ));
     wait_until("first batch mirrored and committed", || all_committed(&source(), &group, &topic) && all_committed(&source(), &group, &existing));
@@ -231,7 +234,17 @@ impl JavaMirror {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka-run");
         let file = std::fs::File::create(log).unwrap();
         let child = Command::new(script)
-            .args(["mirror-maker", "--consumer.config", &path(consumer), "--producer.config", &path(producer), "--whitelist", topic, "--offset.commit.interval.ms", "1000"])
+            .args([
+                "mirror-maker",
+                "--consumer.config",
+                &path(consumer),
+                "--producer.config",
+                &path(producer),
+                "--whitelist",
+                topic,
+                "--offset.commit.interval.ms",
+                "1000",
+            ])
             .env("KAFKA_HEAP_OPTS", "-Xmx256m")
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
@@ -300,8 +313,16 @@ fn shares_a_group_with_java_mm1_and_takes_over() {
     // Ours joins the same group with the same files: the group splits the
     // partitions (range). The provenance header tells whose copy is whose.
     let mut ours = Mirror::start(&[
-        s("--consumer.config"), path(&cprops), s("--producer.config"), path(&pprops), s("--whitelist"), topic.clone(),
-        s("--offset.commit.interval.ms"), s("1000"), s("--provenance.header"), s("true"),
+        s("--consumer.config"),
+        path(&cprops),
+        s("--producer.config"),
+        path(&pprops),
+        s("--whitelist"),
+        topic.clone(),
+        s("--offset.commit.interval.ms"),
+        s("1000"),
+        s("--provenance.header"),
+        s("true"),
     ]);
     wait_until("our mirror holds part of the partitions", || last_assignment(&ours.output()).is_some_and(|n| n > 0 && n < 6));
     let shared = last_assignment(&ours.output()).unwrap();
@@ -395,7 +416,12 @@ fn check_throttle(what: &str, option: &str, limit: u64, value_size: usize, unit:
     let backlog = (per_sec * (window().as_secs_f64() + 15.0)) as usize;
     let base = sample_records(&topic, 1)[0].timestamp.unwrap();
     let recs: Vec<Rec> = (0..backlog)
-        .map(|i| Rec { key: None, value: Some(vec![b'v'; value_size]), headers: vec![("seq".into(), i.to_string().into_bytes())], timestamp: Some(base + i as i64) })
+        .map(|i| Rec {
+            key: None,
+            value: Some(vec![b'v'; value_size]),
+            headers: vec![("seq".into(), i.to_string().into_bytes())],
+            timestamp: Some(base + i as i64),
+        })
         .collect();
     produce(&source(), &topic, &recs);
     let group = unique("group");
@@ -444,7 +470,13 @@ fn a_topic_found_while_the_target_is_down_waits_and_is_then_created_like_the_sou
     let recs_first = sample_records(&first, 100);
     produce(&source(), &first, &recs_first);
     let group = unique("group");
-    let mut m = Mirror::start(&mirror_args(&source(), &group, &extra(), &format!("{id}-.*"), &["--offset.commit.interval.ms", "1000", "--topic.refresh.interval.ms", "2000"]));
+    let mut m = Mirror::start(&mirror_args(
+        &source(),
+        &group,
+        &extra(),
+        &format!("{id}-.*"),
+        &["--offset.commit.interval.ms", "1000", "--topic.refresh.interval.ms", "2000"],
+    ));
     wait_until("first topic mirrored", || all_committed(&source(), &group, &first));
 
     broker("stop-broker", "extra");

@@ -63,8 +63,14 @@ fn s1_kill_minus_nine_cycles_lose_nothing() {
         &[format!("bootstrap.servers={}", source()), format!("group.id={group}"), format!("group.instance.id={group}-member"), s("session.timeout.ms=10000")],
     );
     let args = vec![
-        s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer_props(&target())),
-        s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("500"),
+        s("--consumer.config"),
+        path(&consumer),
+        s("--producer.config"),
+        path(&producer_props(&target())),
+        s("--whitelist"),
+        t.clone(),
+        s("--offset.commit.interval.ms"),
+        s("500"),
     ];
     let started = Instant::now();
     let mut last = 0;
@@ -206,7 +212,11 @@ fn s4_sigterm_under_load_with_target_up_and_down() {
         "s4 SIGTERM",
         &t,
         &recs,
-        &format!(", exit 0 in {:.1}s with the target up; exit {code} in {:.1}s with the target down (drain timeout 5s)", up_exit.as_secs_f64(), down_exit.as_secs_f64()),
+        &format!(
+            ", exit 0 in {:.1}s with the target up; exit {code} in {:.1}s with the target down (drain timeout 5s)",
+            up_exit.as_secs_f64(),
+            down_exit.as_secs_f64()
+        ),
     );
 }
 
@@ -276,8 +286,14 @@ fn churn(label: &str, assignor: Option<&str>) {
     let consumer = props("consumer.properties", &lines);
     let member = || {
         Mirror::start(&[
-            s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer_props(&target())),
-            s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("1000"),
+            s("--consumer.config"),
+            path(&consumer),
+            s("--producer.config"),
+            path(&producer_props(&target())),
+            s("--whitelist"),
+            t.clone(),
+            s("--offset.commit.interval.ms"),
+            s("1000"),
         ])
     };
     let mut a = member();
@@ -297,7 +313,11 @@ fn churn(label: &str, assignor: Option<&str>) {
     // Revoked partitions are drained and committed before they move, so a
     // clean join or leave duplicates nothing.
     assert_eq!(dups, 0, "duplicates after clean joins and leaves");
-    println!("CHAOS s5 group churn ({label}): produced {}, mirrored {} distinct, missing 0, duplicates {dups} (two members, a third joined, one left)", recs.len(), recs.len());
+    println!(
+        "CHAOS s5 group churn ({label}): produced {}, mirrored {} distinct, missing 0, duplicates {dups} (two members, a third joined, one left)",
+        recs.len(),
+        recs.len()
+    );
 }
 
 /// Item 2.1 of the fault review: partitions paused while the target is
@@ -336,11 +356,26 @@ fn paused_then_rebalanced(label: &str, assignor: Option<&str>) {
     let producer = props("producer.properties", &[format!("bootstrap.servers={}", target()), "queue.buffering.max.messages=1000".into()]);
     let member = || {
         Mirror::start(&[
-            s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer), s("--whitelist"), t.clone(),
-            s("--offset.commit.interval.ms"), s("1000"), s("--queue.size"), s("200"), s("--drain.timeout.ms"), s("3000"),
+            s("--consumer.config"),
+            path(&consumer),
+            s("--producer.config"),
+            path(&producer),
+            s("--whitelist"),
+            t.clone(),
+            s("--offset.commit.interval.ms"),
+            s("1000"),
+            s("--queue.size"),
+            s("200"),
+            s("--drain.timeout.ms"),
+            s("3000"),
             // Without topic sync, which waits for the target before it
             // subscribes: the second member joins while the target is away.
-            s("--stats.interval.ms"), s("1000"), s("--create.topics"), s("false"), s("--sync.partitions"), s("false"),
+            s("--stats.interval.ms"),
+            s("1000"),
+            s("--create.topics"),
+            s("false"),
+            s("--sync.partitions"),
+            s("false"),
         ])
     };
     let mut a = member();
@@ -380,8 +415,14 @@ fn s7_target_topic_deleted_with_auto_create_off_is_a_clear_error() {
     produce(&source(), &t, &recs[..10_000]);
     let group = unique("deleted");
     let args = vec![
-        s("--consumer.config"), path(&consumer_props(&source(), &group)), s("--producer.config"), path(&producer_props(&extra())),
-        s("--whitelist"), t.clone(), s("--offset.commit.interval.ms"), s("500"),
+        s("--consumer.config"),
+        path(&consumer_props(&source(), &group)),
+        s("--producer.config"),
+        path(&producer_props(&extra())),
+        s("--whitelist"),
+        t.clone(),
+        s("--offset.commit.interval.ms"),
+        s("500"),
     ];
     let mut m = Mirror::start(&args);
     wait_until("first half committed", || progress(&source(), &group, &t) == (10_000, 10_000));

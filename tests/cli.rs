@@ -10,7 +10,20 @@ use common::*;
 fn help_and_version_exit_zero() {
     let (code, out) = run_to_exit(&["--help"]);
     assert_eq!(code, 0, "{out}");
-    for opt in ["--consumer.config", "--producer.config", "--whitelist", "--include", "--blacklist", "--num.streams", "--num.producers", "--queue.size", "--queue.byte.size", "--offset.commit.interval.ms", "--abort.on.send.failure", "--message.handler"] {
+    for opt in [
+        "--consumer.config",
+        "--producer.config",
+        "--whitelist",
+        "--include",
+        "--blacklist",
+        "--num.streams",
+        "--num.producers",
+        "--queue.size",
+        "--queue.byte.size",
+        "--offset.commit.interval.ms",
+        "--abort.on.send.failure",
+        "--message.handler",
+    ] {
         assert!(out.contains(opt), "--help lacks {opt}:\n{out}");
     }
     let (code, out) = run_to_exit(&["--version"]);
@@ -74,8 +87,16 @@ fn refuses_to_mirror_a_cluster_onto_itself() {
     assert!(out.contains("cluster id"), "{out}");
     // Renaming topics makes it legitimate.
     let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&c), s("--producer.config"), path(&p2), s("--whitelist"), format!("{group}-nothing"),
-        s("--message.handler"), s("topic-prefix"), s("--message.handler.args"), s("copy."),
+        s("--consumer.config"),
+        path(&c),
+        s("--producer.config"),
+        path(&p2),
+        s("--whitelist"),
+        format!("{group}-nothing"),
+        s("--message.handler"),
+        s("topic-prefix"),
+        s("--message.handler.args"),
+        s("copy."),
     ]);
     m.wait_for_log("Starting mirror maker");
     assert_eq!(m.stop(), 0, "{}", m.output());
@@ -94,7 +115,10 @@ fn a_second_signal_exits_at_once() {
     // Without the provenance header and topic creation, which wait for the
     // target to answer before subscribing: here records must be in flight.
     let mut m = Mirror::start(&mirror_args(
-        &source(), &group, "127.0.0.1:9", &t,
+        &source(),
+        &group,
+        "127.0.0.1:9",
+        &t,
         &["--drain.timeout.ms", "600000", "--provenance.header=false", "--create.topics=false", "--sync.partitions=false", "--stats.interval.ms", "200"],
     ));
     // All ten records read and waiting for the target: now a clean shutdown

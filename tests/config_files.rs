@@ -100,10 +100,7 @@ fn zookeeper_mode_cluster_mirrored_with_only_zookeeper_connect() {
     }
     assert_eq!(misplaced, 0, "keyed records not where 0.8's ByteArrayPartitioner puts them");
     let (done, end) = progress(&zk_bootstrap(), &group, &topic);
-    println!(
-        "zookeeper-mode source: {} records, 0 missing, {dups} duplicates, {misplaced} misplaced keys, committed {done}/{end}",
-        records.len()
-    );
+    println!("zookeeper-mode source: {} records, 0 missing, {dups} duplicates, {misplaced} misplaced keys, committed {done}/{end}", records.len());
 }
 
 #[test]
@@ -175,7 +172,8 @@ fn check_config_shows_what_runs_and_consumes_nothing() {
 fn check_config_exits_one_and_lists_every_problem() {
     require(&source());
     let dead = free_port();
-    let c = props("consumer.properties", &[format!("bootstrap.servers={}", source()), s("group.id=g"), s("offsets.storage=zookeeper"), s("sesion.timeout.ms=10")]);
+    let c =
+        props("consumer.properties", &[format!("bootstrap.servers={}", source()), s("group.id=g"), s("offsets.storage=zookeeper"), s("sesion.timeout.ms=10")]);
     let p = props("producer.properties", &[format!("bootstrap.servers=127.0.0.1:{dead}"), s("socket.connection.setup.timeout.ms=1000")]);
     let (code, out) = run_to_exit(&["--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", ".*", "--check-config"]);
     println!("{out}");
@@ -188,13 +186,23 @@ fn check_config_exits_one_and_lists_every_problem() {
     // the typo is a warning with a suggestion.
     let p = producer_props(&target());
     let (code, out) = run_to_exit(&[
-        "--consumer.config", &path(&c), "--producer.config", &path(&p), "--whitelist", ".*", "--check-config", "--accept.zookeeper.offsets.loss",
+        "--consumer.config",
+        &path(&c),
+        "--producer.config",
+        &path(&p),
+        "--whitelist",
+        ".*",
+        "--check-config",
+        "--accept.zookeeper.offsets.loss",
     ]);
     println!("{out}");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("offsets.storage=zookeeper: the group's offsets in ZooKeeper are not read (--accept.zookeeper.offsets.loss)"), "{out}");
     assert!(out.contains("start from auto.offset.reset=earliest"), "{out}");
-    assert!(out.contains(&format!("{}:4: unknown key 'sesion.timeout.ms' is ignored", c.display())) && out.contains("Did you mean 'session.timeout.ms'?"), "{out}");
+    assert!(
+        out.contains(&format!("{}:4: unknown key 'sesion.timeout.ms' is ignored", c.display())) && out.contains("Did you mean 'session.timeout.ms'?"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -301,7 +309,8 @@ fn secrets_never_reach_the_check_config_report() {
     ] {
         for (m, jaas) in jaas_forms(module).into_iter().enumerate() {
             for (protocol, mech) in [("SASL_PLAINTEXT", mechanism), ("SASL_SSL", "SCRAM-SHA-256")] {
-                let lines = [&base[..], &[format!("security.protocol={protocol}"), format!("sasl.mechanism={mech}"), format!("sasl.jaas.config={jaas}")]].concat();
+                let lines =
+                    [&base[..], &[format!("security.protocol={protocol}"), format!("sasl.mechanism={mech}"), format!("sasl.jaas.config={jaas}")]].concat();
                 runs.push(check_args(&props("consumer.properties", &lines), &p));
                 what.push(format!("sasl.jaas.config form {m} with {module} on {protocol}, mechanism {mech}"));
             }
@@ -327,13 +336,8 @@ fn secrets_never_reach_the_log_file_or_metrics() {
     std::fs::create_dir_all(&dir).unwrap();
     // SASL_PLAINTEXT with PLAIN: the client is created whatever the sasl.*
     // canaries say, and the ssl.* ones are the unused keys of that protocol.
-    let mut lines = vec![
-        s("bootstrap.servers=127.0.0.1:1"),
-        s("group.id=g"),
-        s("security.protocol=SASL_PLAINTEXT"),
-        s("sasl.mechanism=PLAIN"),
-        s("debug=conf,security"),
-    ];
+    let mut lines =
+        vec![s("bootstrap.servers=127.0.0.1:1"), s("group.id=g"), s("security.protocol=SASL_PLAINTEXT"), s("sasl.mechanism=PLAIN"), s("debug=conf,security")];
     // Keys this librdkafka build refuses (OIDC without libcurl) would stop the
     // start; their refusals are covered by the --check-config test.
     let refused = |k: &str| {
@@ -371,9 +375,7 @@ fn secrets_never_reach_the_log_file_or_metrics() {
     let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
     // The settings (debug), librdkafka's configuration dump and the first
     // failed connection are all written by then.
-    wait_until("the mirror to report the unreachable target", || {
-        read_log().contains("cannot reach the target cluster") || child.try_wait().unwrap().is_some()
-    });
+    wait_until("the mirror to report the unreachable target", || read_log().contains("cannot reach the target cluster") || child.try_wait().unwrap().is_some());
     assert!(child.try_wait().unwrap().is_none(), "the mirror stopped:\n{}", read_log());
     let page = {
         use std::io::{Read, Write};

@@ -3,7 +3,6 @@
 
 mod common;
 
-
 use common::*;
 
 fn big_record(seq: usize) -> Rec {

@@ -2,7 +2,6 @@
 
 mod common;
 
-
 use common::*;
 
 fn run_handler(topic_on_source: &str, handler: &[&str], n: usize) -> (String, Vec<Rec>) {
@@ -49,7 +48,8 @@ fn partition_preserving_keeps_source_partitions() {
         produce_to(&source(), &t, Some(p), &part);
     }
     let group = unique("pp");
-    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--message.handler", "partition-preserving", "--offset.commit.interval.ms", "500"]));
+    let mut m =
+        Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--message.handler", "partition-preserving", "--offset.commit.interval.ms", "500"]));
     wait_until("committed", || all_committed(&source(), &group, &t));
     assert_eq!(m.stop(), 0, "{}", m.output());
     let landed = read_topic(&target(), &t);

@@ -65,11 +65,26 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     let p = producer_props(&target());
     let port = free_port();
     let mut m = Mirror::start(&[
-        s("--metrics.port"), port.to_string(),
-        s("--consumer.config"), path(&c), s("--producer.config"), path(&p),
-        s("--whitelist"), format!("{id}-.*"), s("--blacklist"), skip.clone(),
-        s("--num.streams"), s("2"), s("--num.producers"), s("2"),
-        s("--offset.commit.interval.ms"), s("1000"), s("--topic.refresh.interval.ms"), s("2000"), s("--stats.interval.ms"), s("1000"),
+        s("--metrics.port"),
+        port.to_string(),
+        s("--consumer.config"),
+        path(&c),
+        s("--producer.config"),
+        path(&p),
+        s("--whitelist"),
+        format!("{id}-.*"),
+        s("--blacklist"),
+        skip.clone(),
+        s("--num.streams"),
+        s("2"),
+        s("--num.producers"),
+        s("2"),
+        s("--offset.commit.interval.ms"),
+        s("1000"),
+        s("--topic.refresh.interval.ms"),
+        s("2000"),
+        s("--stats.interval.ms"),
+        s("1000"),
     ]);
     wait_until("a and b mirrored and committed", || all_committed(&source(), &group, &a) && all_committed(&source(), &group, &b));
 
@@ -96,7 +111,10 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     for (topic, recs, partitions) in [(&a, &recs_a, 3), (&b, &recs_b, 2), (&late, &recs_late, 2)] {
         let l = [("source", "0"), ("topic", topic.as_str())];
         let bytes: usize = recs.iter().map(|r| r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len)).sum();
-        assert_eq!(page.matching("mirror_maker_records_produced_total", &l), vec![(format!("mirror_maker_records_produced_total{{source=\"0\",topic=\"{topic}\"}}"), recs.len() as f64)]);
+        assert_eq!(
+            page.matching("mirror_maker_records_produced_total", &l),
+            vec![(format!("mirror_maker_records_produced_total{{source=\"0\",topic=\"{topic}\"}}"), recs.len() as f64)]
+        );
         assert_eq!(page.matching("mirror_maker_bytes_produced_total", &l)[0].1, bytes as f64, "{topic}");
         assert_eq!(page.matching("mirror_maker_bytes_consumed_total", &l)[0].1, bytes as f64, "{topic}");
         assert_eq!(page.matching("mirror_maker_records_dropped_total", &l)[0].1, 0.0, "{topic}");
@@ -122,7 +140,9 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     let refused = std::net::TcpStream::connect_timeout(&(ip, port).into(), Duration::from_secs(5));
     assert!(refused.is_err(), "the metrics endpoint answered on {ip}:{port}; it must listen on 127.0.0.1 only by default");
     println!("core: endpoint refused {ip}:{port} ({}); sample of the page:", refused.unwrap_err());
-    for (k, v) in page.matching("mirror_maker_records_produced_total", &[]).iter().chain(page.matching("mirror_maker_lag_records", &[("topic", a.as_str())]).iter()) {
+    for (k, v) in
+        page.matching("mirror_maker_records_produced_total", &[]).iter().chain(page.matching("mirror_maker_lag_records", &[("topic", a.as_str())]).iter())
+    {
         println!("  {k} {v}");
     }
     let stats: Vec<String> = m.output().lines().filter(|l| l.contains("stats: in ")).map(str::to_string).collect();
@@ -168,8 +188,16 @@ fn two_sources_into_one_target() {
     let (c1, c2) = (consumer_props(&source(), &g1), consumer_props(&extra(), &g2));
     let p = producer_props(&target());
     let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&c1), s("--consumer.config"), path(&c2), s("--producer.config"), path(&p),
-        s("--include"), format!("{id}-.*"), s("--offset.commit.interval.ms"), s("1000"),
+        s("--consumer.config"),
+        path(&c1),
+        s("--consumer.config"),
+        path(&c2),
+        s("--producer.config"),
+        path(&p),
+        s("--include"),
+        format!("{id}-.*"),
+        s("--offset.commit.interval.ms"),
+        s("1000"),
     ]);
     wait_until("both sources committed", || all_committed(&source(), &g1, &t1) && all_committed(&extra(), &g2, &t2));
     assert_eq!(m.stop(), 0, "log:\n{}", m.output());

@@ -38,7 +38,12 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
     use RDKafkaRespErr::*;
     target.request_errors(
         RDKafkaApiKey::Produce,
-        &[RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS],
+        &[
+            RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+            RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+            RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE,
+            RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+        ],
     );
     source.request_errors(RDKafkaApiKey::OffsetCommit, &[RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT]);
     target.broker_round_trip_time(1, Duration::from_millis(30)).unwrap();
@@ -117,7 +122,12 @@ fn loaded_clusters(n: usize) -> (MockCluster<'static, DefaultProducerContext>, M
 
 /// Options for a mirror between the two mock clusters in group `group`,
 /// with the producer file's extra lines.
-fn mock_options(source: &MockCluster<'_, DefaultProducerContext>, target: &MockCluster<'_, DefaultProducerContext>, group: &str, producer_extra: &str) -> Options {
+fn mock_options(
+    source: &MockCluster<'_, DefaultProducerContext>,
+    target: &MockCluster<'_, DefaultProducerContext>,
+    group: &str,
+    producer_extra: &str,
+) -> Options {
     let dir = std::env::temp_dir().join(format!("mm-mock-{group}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (cf, pf) = (dir.join("consumer.properties"), dir.join("producer.properties"));
@@ -239,10 +249,8 @@ fn a_batch_refused_as_too_large_is_sent_again_record_by_record() {
     let (source, target) = loaded_clusters(N);
     // Two produce requests refused whole, as a broker refuses a batch over
     // the topic's max.message.bytes.
-    target.request_errors(
-        RDKafkaApiKey::Produce,
-        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE],
-    );
+    target
+        .request_errors(RDKafkaApiKey::Produce, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE]);
     let group = "mock-too-large";
     let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
     let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));

@@ -54,8 +54,7 @@ fn a_down_leader_does_not_stall_the_healthy_partitions_or_the_group() {
     }
     source.coordinator(MockCoordinator::Group(GROUP.into()), 1).unwrap();
 
-    let writer: ThreadedProducer<DefaultProducerContext> =
-        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).create().unwrap();
+    let writer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).create().unwrap();
     for p in 0..HEALTHY {
         for i in 0..PER_PARTITION {
             let v = format!("{p}:{i}");
@@ -66,8 +65,7 @@ fn a_down_leader_does_not_stall_the_healthy_partitions_or_the_group() {
 
     // The group has committed offsets everywhere, so each assigned partition
     // is checked for a retention gap against its log start (which is 0: no gap).
-    let committer: BaseConsumer =
-        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().unwrap();
+    let committer: BaseConsumer = ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().unwrap();
     let mut zero = TopicPartitionList::new();
     for p in 0..PARTITIONS {
         zero.add_partition_offset(TOPIC, p, Offset::Offset(0)).unwrap();
@@ -126,10 +124,7 @@ fn a_down_leader_does_not_stall_the_healthy_partitions_or_the_group() {
         }
         if started.elapsed() > bound {
             shutdown.request_stop();
-            panic!(
-                "the healthy partitions were not mirrored within {bound:?} while broker 2 hung (committed, end: {c:?}); {}",
-                metrics.summary()
-            );
+            panic!("the healthy partitions were not mirrored within {bound:?} while broker 2 hung (committed, end: {c:?}); {}", metrics.summary());
         }
         std::thread::sleep(Duration::from_millis(200));
     };

@@ -16,7 +16,8 @@ fn systemd_unit_passes_systemd_analyze_verify() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("mirror-maker.service");
     std::fs::write(&file, unit).unwrap();
-    let out = Command::new("systemd-analyze").arg("verify").arg(&file).output().expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
+    let out =
+        Command::new("systemd-analyze").arg("verify").arg(&file).output().expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
     let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "systemd-analyze verify failed:\n{text}");
     assert!(!text.contains("mirror-maker.service:"), "systemd-analyze warns about the unit:\n{text}");
@@ -31,7 +32,11 @@ fn drop_in_script_passes_arguments_through_unsplit() {
     // A pattern with a space and a glob reaches the binary as one argument:
     // the filter strips the space (MM1's normalisation) and the usage error
     // about the missing files shows it was parsed as one value.
-    let out = Command::new(script).args(["--whitelist", "a *", "--consumer.config", "/nonexistent/c", "--producer.config", "/nonexistent/p"]).env("MIRROR_MAKER_BIN", bin()).output().unwrap();
+    let out = Command::new(script)
+        .args(["--whitelist", "a *", "--consumer.config", "/nonexistent/c", "--producer.config", "/nonexistent/p"])
+        .env("MIRROR_MAKER_BIN", bin())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read properties file /nonexistent/c"), "{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -70,11 +75,7 @@ fn sighup_reopens_the_log_file_for_logrotate() {
     // Nothing went to stderr: the log file is the only log.
     assert!(!m.output().contains("Starting mirror maker"), "log lines on stderr:\n{}", m.output());
     assert_same_records(&id, &recs, &read_topic(&target(), &id));
-    println!(
-        "logrotate: {} lines in the rotated file, {} in the reopened one, 200 records mirrored",
-        old.lines().count(),
-        new.lines().count()
-    );
+    println!("logrotate: {} lines in the rotated file, {} in the reopened one, 200 records mirrored", old.lines().count(), new.lines().count());
 }
 
 #[test]
@@ -101,7 +102,8 @@ fn kafka_consumer_groups_describe_shows_the_mirror_with_zero_lag() {
     let text = describe();
     let header: Vec<&str> = text.lines().find(|l| l.starts_with("GROUP")).expect("a header line").split_whitespace().collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column in:\n{text}"));
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).filter(|r| r.len() == header.len() && r[col("TOPIC")] == id).collect();
+    let rows: Vec<Vec<&str>> =
+        text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).filter(|r| r.len() == header.len() && r[col("TOPIC")] == id).collect();
     assert_eq!(rows.len(), 3, "one row per partition expected:\n{text}");
     for r in &rows {
         assert_eq!(r[col("LAG")], "0", "lag not zero:\n{text}");
@@ -149,7 +151,10 @@ fn stats_line_estimates_the_time_to_catch_up_a_backlog() {
         checked += 1;
     }
     assert!(checked >= 2, "fewer than two stats lines showed the catch-up estimate:\n{out}");
-    println!("backlog: {checked} stats lines with an estimate, e.g. {}", out.lines().find(|l| l.contains("catching up")).unwrap().split("stats: ").nth(1).unwrap());
+    println!(
+        "backlog: {checked} stats lines with an estimate, e.g. {}",
+        out.lines().find(|l| l.contains("catching up")).unwrap().split("stats: ").nth(1).unwrap()
+    );
 }
 
 /// Runs the binary under `umask 000` with `--pid.file` and `--log.file`;

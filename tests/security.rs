@@ -32,9 +32,10 @@ fn mtls_bootstrap() -> String {
 }
 
 fn ca_pem() -> PathBuf {
-    let p = std::env::var("MM_TARGET_SSL_CA").ok().filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("MM_CLUSTERS_DIR").unwrap_or_else(|_| "/tmp/mirror-maker-clusters".into())).join("target/tls/ca.pem")
-    });
+    let p =
+        std::env::var("MM_TARGET_SSL_CA").ok().filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(std::env::var("MM_CLUSTERS_DIR").unwrap_or_else(|_| "/tmp/mirror-maker-clusters".into())).join("target/tls/ca.pem")
+        });
     assert!(p.is_file(), "the target's test CA {} is missing: start the clusters with scripts/clusters start", p.display());
     p
 }
@@ -234,12 +235,12 @@ fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
     let s = setup("sec-jks", 200);
     let jks = s.dir.join("truststore.jks");
     run(
-        Command::new("keytool")
-            .args(["-importcert", "-noprompt", "-alias", "test-ca", "-file"])
-            .arg(&ca)
-            .arg("-keystore")
-            .arg(&jks)
-            .args(["-storetype", "JKS", "-storepass", "jks-store-pw"]),
+        Command::new("keytool").args(["-importcert", "-noprompt", "-alias", "test-ca", "-file"]).arg(&ca).arg("-keystore").arg(&jks).args([
+            "-storetype",
+            "JKS",
+            "-storepass",
+            "jks-store-pw",
+        ]),
         "keytool -importcert",
     );
     let producer_text = |location: &Path, ty: &str| {
@@ -256,11 +257,7 @@ fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
     let out = m.output();
     assert_eq!(code, 1, "log:\n{out}");
     let p12 = jks.with_extension("p12");
-    let command = format!(
-        "keytool -importkeystore -srckeystore {} -srcstoretype JKS -destkeystore {} -deststoretype PKCS12",
-        jks.display(),
-        p12.display()
-    );
+    let command = format!("keytool -importkeystore -srckeystore {} -srcstoretype JKS -destkeystore {} -deststoretype PKCS12", jks.display(), p12.display());
     assert!(out.contains(&command), "no keytool command in:\n{out}");
     assert!(out.contains(&format!("{}:4: ssl.truststore.location", producer.display())), "no file:line: key in:\n{out}");
     assert!(!out.contains("jks-store-pw"), "password in:\n{out}");
@@ -333,9 +330,7 @@ fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
     );
     let producer = write(&dir, "producer.properties", &format!("bootstrap.servers={}\n", source()));
     let started = Instant::now();
-    let mut m = Mirror::start(&[
-        s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer), s("--whitelist"), topic.clone(),
-    ]);
+    let mut m = Mirror::start(&[s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer), s("--whitelist"), topic.clone()]);
     let limit = Duration::from_secs(60);
     while m.alive() {
         assert!(started.elapsed() < limit, "still running after {limit:?} with a wrong password; log:\n{}", m.output());
@@ -397,11 +392,7 @@ fn ssl_with_client_keystores() {
     let s = setup("sec-mtls-p12", 200);
     let sh = |script: &str| run(Command::new("sh").arg("-c").arg(script).current_dir(&s.dir), script);
     sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr -subj /CN=mirror-maker 2>/dev/null");
-    sh(&format!(
-        "openssl x509 -req -in client.csr -CA {} -CAkey {} -set_serial 4242 -days 2 -out client.pem 2>/dev/null",
-        ca.display(),
-        ca_key.display()
-    ));
+    sh(&format!("openssl x509 -req -in client.csr -CA {} -CAkey {} -set_serial 4242 -days 2 -out client.pem 2>/dev/null", ca.display(), ca_key.display()));
     sh("openssl pkcs12 -export -in client.pem -inkey client.key -out client.p12 -passout pass:client-store-pw");
     let producer = write(
         &s.dir,

@@ -54,7 +54,10 @@ fn partition_preserving_follows_a_source_that_grows() {
         let seq = l.rec.seq().unwrap();
         assert_eq!(l.partition, expected_partition(seq), "seq {seq} landed in partition {}", l.partition);
     }
-    println!("TARGET grow: partition-preserving, source 2 -> 4 partitions while running; {} records, 0 missing, {dups} duplicates, each in its source partition", recs.len());
+    println!(
+        "TARGET grow: partition-preserving, source 2 -> 4 partitions while running; {} records, 0 missing, {dups} duplicates, each in its source partition",
+        recs.len()
+    );
 }
 
 /// Item 2.4 of the fault review: a batch the broker refuses as too large
@@ -75,13 +78,7 @@ fn only_the_record_too_large_for_the_target_is_skipped() {
     recs[big as usize].value = Some(vec![b'x'; 20_000]);
     produce(&source(), &topic, &recs);
     let group = unique("too-large");
-    let mut m = Mirror::start(&mirror_args(
-        &source(),
-        &group,
-        &target(),
-        &topic,
-        &["--abort.on.send.failure", "false", "--offset.commit.interval.ms", "1000"],
-    ));
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &topic, &["--abort.on.send.failure", "false", "--offset.commit.interval.ms", "1000"]));
     wait_until("every record settled and committed", || all_committed(&source(), &group, &topic));
     assert_eq!(m.stop(), 0, "{}", m.output());
     let log = m.output();
@@ -129,8 +126,14 @@ fn partition_preserving_stops_clearly_when_the_target_cannot_follow() {
         &target(),
         &topic,
         &[
-            "--message.handler", "partition-preserving", "--sync.partitions", "false", "--offset.commit.interval.ms", "1000",
-            "--topic.refresh.interval.ms", "1000",
+            "--message.handler",
+            "partition-preserving",
+            "--sync.partitions",
+            "false",
+            "--offset.commit.interval.ms",
+            "1000",
+            "--topic.refresh.interval.ms",
+            "1000",
         ],
     ));
     wait_until("records mirrored and committed", || all_committed(&source(), &group, &topic));

@@ -320,10 +320,8 @@ pub fn producer_props(bootstrap: &str) -> PathBuf {
 /// The usual command line: one source group, one target, one topic pattern,
 /// then `extra` options.
 pub fn mirror_args(from: &str, group: &str, to: &str, whitelist: &str, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        s("--consumer.config"), path(&consumer_props(from, group)), s("--producer.config"), path(&producer_props(to)),
-        s("--whitelist"), s(whitelist),
-    ];
+    let mut args =
+        vec![s("--consumer.config"), path(&consumer_props(from, group)), s("--producer.config"), path(&producer_props(to)), s("--whitelist"), s(whitelist)];
     args.extend(extra.iter().map(|a| a.to_string()));
     args
 }
