@@ -854,10 +854,17 @@ fn send(
                 // An explicit partition past the count librdkafka last saw:
                 // stale metadata (the target just grew), not a refusal.
                 let p = partition.unwrap_or_default();
-                if !wait_for_partition(producer, reports, topic, p, shutdown) {
-                    ctx.deliveries.settle(opaque, |_, _, _| ());
-                    shutdown.drain_timed_out();
-                    return;
+                match wait_for_partition(producer, reports, topic, p, shutdown) {
+                    PartitionWait::Ready => {}
+                    PartitionWait::TopicGone => {
+                        ctx.deliveries.settle(opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, topic, size, &topic_gone()));
+                        return;
+                    }
+                    PartitionWait::DeadlinePassed => {
+                        ctx.deliveries.settle(opaque, |_, _, _| ());
+                        shutdown.drain_timed_out();
+                        return;
+                    }
                 }
             }
             Err(err) => {
@@ -881,16 +888,40 @@ const PARTITION_WAIT: Duration = Duration::from_secs(1);
 /// How often that wait is logged.
 const PARTITION_WAIT_LOG: Duration = Duration::from_secs(30);
 
+/// How a wait for a target partition ended.
+#[derive(Debug, PartialEq)]
+enum PartitionWait {
+    /// librdkafka's metadata has the partition now.
+    Ready,
+    /// The target says the topic does not exist (deleted, with auto-create
+    /// off): not stale metadata, so the record is refused as before.
+    TopicGone,
+    /// The drain deadline passed first.
+    DeadlinePassed,
+}
+
+/// The refusal a record gets when its target topic is gone.
+fn topic_gone() -> KafkaError {
+    KafkaError::MessageProduction(RDKafkaErrorCode::UnknownTopicOrPartition)
+}
+
 /// Waits until librdkafka's metadata has `partition` of `topic`, asking the
 /// target again every [`PARTITION_WAIT`] (a metadata answer updates the
 /// producer's view of the topic) and serving delivery reports meanwhile.
-/// False once the drain deadline passed.
-fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &str, partition: i32, shutdown: &Shutdown) -> bool {
+/// Only a topic that exists with fewer partitions is waited for: one the
+/// target answers it does not have ends the wait at once.
+fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &str, partition: i32, shutdown: &Shutdown) -> PartitionWait {
     let started = std::time::Instant::now();
     let mut logged: Option<std::time::Instant> = None;
     loop {
         let found = match producer.client().fetch_metadata(Some(topic), PARTITION_WAIT * 5) {
-            Ok(md) => md.topics().iter().find(|t| t.name() == topic).map(|t| t.partitions().len()),
+            // An answer without the topic, with an error for it, or with no
+            // partitions: the target does not have it.
+            Ok(md) => match md.topics().iter().find(|t| t.name() == topic) {
+                Some(t) if t.error().is_none() && !t.partitions().is_empty() => Some(t.partitions().len()),
+                _ => return PartitionWait::TopicGone,
+            },
+            // No answer (the target away): keep asking.
             Err(e) => {
                 log::debug!("target metadata for {topic}: {e}");
                 None
@@ -900,10 +931,10 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
             if logged.is_some() {
                 info!("target topic {topic} has partition {partition} now; its records go on after {:.1} s", started.elapsed().as_secs_f64());
             }
-            return true;
+            return PartitionWait::Ready;
         }
         if shutdown.deadline_passed() {
-            return false;
+            return PartitionWait::DeadlinePassed;
         }
         if logged.is_none_or(|t| t.elapsed() >= PARTITION_WAIT_LOG) {
             logged = Some(std::time::Instant::now());
@@ -963,6 +994,8 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
         info!("sending {} records again one at a time ({}, first from target topic {} partition {})", queue.len(), first.err, first.topic, first.partition);
     }
     ctx.resends.alone.store(true, Ordering::SeqCst);
+    // Topics the target said it does not have, asked once per round.
+    let mut gone: Vec<String> = Vec::new();
     let mut left = queue.into_iter();
     let ok = loop {
         let Some(r) = left.next() else { break true };
@@ -971,8 +1004,23 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
             ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
             continue;
         }
-        if r.err.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownPartition) && !wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) {
-            break false;
+        if r.err.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownPartition) {
+            let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
+            if wait == PartitionWait::TopicGone && !gone.contains(&r.topic) {
+                gone.push(r.topic.clone());
+            }
+            match wait {
+                PartitionWait::Ready => {}
+                PartitionWait::TopicGone => {
+                    let size = r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len);
+                    ctx.deliveries.settle(r.opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, &r.topic, size, &topic_gone()));
+                    continue;
+                }
+                PartitionWait::DeadlinePassed => {
+                    ctx.deliveries.settle(r.opaque, |_, _, _| ());
+                    break false;
+                }
+            }
         }
         ctx.resends.tries.store(r.tries + 1, Ordering::SeqCst);
         let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&r.topic, r.opaque).partition(r.partition);
