@@ -151,11 +151,13 @@ fn check_config_shows_what_runs_and_consumes_nothing() {
         // queue.enqueue.timeout.ms=0 is not passed on: the mirror waits instead of dropping.
         format!("WARNING: {pf}:3: queue.enqueue.timeout.ms=0 would drop records on a full queue; this mirror never drops and waits instead"),
         s("delivery.timeout.ms=0  # default: MM1 no-loss default: retry forever"),
-        s("sasl.password=[redacted]"),
+        // Java does not use SASL keys on PLAINTEXT, so neither do we: named, with the fix.
+        format!("WARNING: {pf}: security.protocol is not set (PLAINTEXT, the Java default), so these keys are not used"),
+        s("sasl.password (line 4)"),
         format!("source cluster at {}: reached; cluster id ", source()),
         format!("target cluster at {}: reached; cluster id ", target()),
         format!("    {topic} (2 partition(s)) -> {topic} on the target: does not exist yet"),
-        s("RESULT: OK, a run would start (2 warning(s) above)"),
+        s("RESULT: OK, a run would start (3 warning(s) above)"),
     ] {
         assert!(out.contains(&want), "--check-config output lacks '{want}':\n{out}");
     }
