@@ -64,6 +64,8 @@ pub struct StreamContext {
     /// Partitions assigned since the stream's loop last looked, for its
     /// retention-gap check.
     pub newly_assigned: Mutex<Vec<Tp>>,
+    /// A commit sent whose answer did not come back in time (see [`commit`]).
+    pub unanswered_commit: Mutex<Option<CommitQueue>>,
     pub shutdown: Arc<Shutdown>,
     pub metrics: Arc<Metrics>,
     /// The source cluster and its file, for messages.
@@ -253,7 +255,33 @@ fn commit_until(shutdown: &Shutdown) -> Instant {
 /// until `until` at most. Only what the coordinator confirmed is marked
 /// committed. Returns false only when a commit was attempted and failed
 /// or was not answered in time.
+///
+/// At most one commit is in flight: a commit not answered in time stays
+/// alive in librdkafka, which may retry it and apply it later. Sent
+/// meanwhile, a newer commit could land first and then be overwritten by
+/// the older offsets, moving the group back while the tracker believes the
+/// newer ones committed (found by the mock suite: a group that never
+/// caught up). So the next commit first waits, within the same bound, for
+/// the unanswered one, and is not sent while it is still out.
 pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, offsets: Vec<(Tp, i64)>, until: Instant) -> bool {
+    let mut unanswered = consumer.context().unanswered_commit.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(queue) = unanswered.as_ref() {
+        match queue.answer(until) {
+            // Its offsets are the same as this one's or older: what it
+            // says no longer matters, only that it can no longer land late.
+            Some(answer) => {
+                debug!("[{name}] the earlier unanswered commit was answered: {answer:?}");
+                *unanswered = None;
+            }
+            None => {
+                Metrics::add(&metrics.commit_failures, 1);
+                warn!(
+                    "[{name}] an earlier offset commit is still unanswered by the group coordinator; no newer one is sent until it is (it could be overtaken)"
+                );
+                return false;
+            }
+        }
+    }
     if offsets.is_empty() {
         return true;
     }
@@ -264,7 +292,17 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
         }
     }
     let started = Instant::now();
-    match commit_bounded(consumer, &list, until) {
+    let answer = match CommitQueue::send(consumer, &list) {
+        Ok(queue) => match queue.answer(until) {
+            Some(answer) => answer,
+            None => {
+                *unanswered = Some(queue);
+                Err(format!("no answer from the group coordinator within {:.1} s", until.saturating_duration_since(started).as_secs_f64()))
+            }
+        },
+        Err(e) => Err(e),
+    };
+    match answer {
         Ok(failed) if failed.is_empty() => {
             tracker.mark_committed(&offsets);
             Metrics::add(&metrics.commits, 1);
@@ -292,59 +330,78 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
     }
 }
 
-/// librdkafka's commit, answered on a queue of its own that is waited on
-/// until `until` at most. On success, the partitions the coordinator
-/// refused, with why; nothing of a commit not answered in time counts as
-/// committed (librdkafka may still send it later, which only repeats
-/// offsets that are safe to commit).
-fn commit_bounded(consumer: &SourceConsumer, list: &TopicPartitionList, until: Instant) -> Result<Vec<(String, i32, String)>, String> {
-    use rdkafka::bindings as rd;
-    let rk = consumer.client().native_ptr();
-    // SAFETY: `rk` is the live consumer's handle; the queue is ours until
-    // destroyed below, and librdkafka keeps its own reference for the
-    // commit's reply, so a reply that comes after we stopped waiting is
-    // dropped by librdkafka, not written to freed memory.
-    let queue = unsafe { rd::rd_kafka_queue_new(rk) };
-    // SAFETY: `list` is valid for the call (librdkafka copies it); no
-    // callback, so the result comes back as an event on `queue`.
-    let err = unsafe { rd::rd_kafka_commit_queue(rk, list.ptr(), queue, None, std::ptr::null_mut()) };
-    let result = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-        Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
-    } else {
+/// A commit's own reply queue: librdkafka's commit, answered there instead
+/// of through the consumer's callbacks, so it can be waited on with a bound.
+pub struct CommitQueue(*mut rdkafka::bindings::rd_kafka_queue_t);
+
+// SAFETY: a librdkafka queue handle may be used from any thread; this one
+// is only ever used by its stream, under the context's lock.
+unsafe impl Send for CommitQueue {}
+
+/// What the coordinator answered: the partitions it refused, with why; or
+/// why the whole commit failed.
+type CommitAnswer = Result<Vec<(String, i32, String)>, String>;
+
+impl CommitQueue {
+    /// Sends the commit of `list`; its answer comes on the returned queue.
+    fn send(consumer: &SourceConsumer, list: &TopicPartitionList) -> Result<CommitQueue, String> {
+        use rdkafka::bindings as rd;
+        let rk = consumer.client().native_ptr();
+        // SAFETY: `rk` is the live consumer's handle; the queue is ours until
+        // dropped, and librdkafka keeps its own reference for the commit's
+        // reply, so a reply that comes after we let go is dropped by
+        // librdkafka, not written to freed memory.
+        let queue = CommitQueue(unsafe { rd::rd_kafka_queue_new(rk) });
+        // SAFETY: `list` is valid for the call (librdkafka copies it); no
+        // callback, so the result comes back as an event on `queue`.
+        let err = unsafe { rd::rd_kafka_commit_queue(rk, list.ptr(), queue.0, None, std::ptr::null_mut()) };
+        if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            return Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string());
+        }
+        Ok(queue)
+    }
+
+    /// The answer, waited for until `until`; None if it has not come.
+    fn answer(&self, until: Instant) -> Option<CommitAnswer> {
+        use rdkafka::bindings as rd;
         let wait = until.saturating_duration_since(Instant::now());
         // SAFETY: polls our own live queue; the only thing ever put on it
         // is this commit's result.
-        let event = unsafe { rd::rd_kafka_queue_poll(queue, i32::try_from(wait.as_millis()).unwrap_or(i32::MAX)) };
+        let event = unsafe { rd::rd_kafka_queue_poll(self.0, i32::try_from(wait.as_millis()).unwrap_or(i32::MAX)) };
         if event.is_null() {
-            Err(format!("no answer from the group coordinator within {:.1} s", wait.as_secs_f64()))
-        } else {
-            // SAFETY: `event` is a live event we own until destroyed below;
-            // its partition list (possibly null) lives as long as it does.
-            let answer = unsafe {
-                let err = rd::rd_kafka_event_error(event);
-                let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                    Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
-                } else {
-                    let tpl = rd::rd_kafka_event_topic_partition_list(event);
-                    let elems = if tpl.is_null() || (*tpl).cnt <= 0 { &[][..] } else { std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize) };
-                    Ok(elems
-                        .iter()
-                        .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
-                        .map(|e| {
-                            let topic = CStr::from_ptr(e.topic).to_string_lossy().into_owned();
-                            (topic, e.partition, rdkafka::error::RDKafkaErrorCode::from(e.err).to_string())
-                        })
-                        .collect())
-                };
-                rd::rd_kafka_event_destroy(event);
-                answer
-            };
-            answer
+            return None;
         }
-    };
-    // SAFETY: our queue, no longer used.
-    unsafe { rd::rd_kafka_queue_destroy(queue) };
-    result
+        // SAFETY: `event` is a live event we own until destroyed below;
+        // its partition list (possibly null) lives as long as it does.
+        let answer = unsafe {
+            let err = rd::rd_kafka_event_error(event);
+            let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+                Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
+            } else {
+                let tpl = rd::rd_kafka_event_topic_partition_list(event);
+                let elems = if tpl.is_null() || (*tpl).cnt <= 0 { &[][..] } else { std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize) };
+                Ok(elems
+                    .iter()
+                    .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
+                    .map(|e| {
+                        let topic = CStr::from_ptr(e.topic).to_string_lossy().into_owned();
+                        (topic, e.partition, rdkafka::error::RDKafkaErrorCode::from(e.err).to_string())
+                    })
+                    .collect())
+            };
+            rd::rd_kafka_event_destroy(event);
+            answer
+        };
+        Some(answer)
+    }
+}
+
+impl Drop for CommitQueue {
+    fn drop(&mut self) {
+        // SAFETY: created in send, released once; an answer still to come
+        // is dropped by librdkafka (see send).
+        unsafe { rdkafka::bindings::rd_kafka_queue_destroy(self.0) };
+    }
 }
 
 /// A consumer stream's fixed inputs.
@@ -534,6 +591,8 @@ impl Stream {
         }
         self.spec.leave_barrier.wait();
         info!("[{name}] Shutting down consumer connectors.");
+        // Released while the consumer it belongs to still exists.
+        ctx.unanswered_commit.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.consumer.unsubscribe();
         drop(self.consumer);
         info!("[{name}] Mirror maker thread stopped");

@@ -227,6 +227,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                 outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(opts), WAIT_FOR_ROOM, metrics.clone())),
                 paused_ends: Default::default(),
                 newly_assigned: Default::default(),
+                unanswered_commit: Default::default(),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
                 cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),

@@ -148,6 +148,8 @@ fn mock_options(
 /// The pipeline on a thread of its own, as `main` runs it, with its stop
 /// signal (draining for up to `drain`) and its counters.
 fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, pipeline::StartError>>) {
+    // The mirror's own log, for a failure's output (RUST_LOG=debug for more).
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,librdkafka=warn")).is_test(true).try_init();
     let plan = pipeline::plan(options).unwrap();
     let shutdown = Shutdown::new(drain);
     let metrics = Arc::new(Metrics::default());
