@@ -6,7 +6,7 @@
 //! partition; [`consumer`] source streams; [`fetched`] what a fetched record holds; [`handoff`] their side of the channels; [`batch`] what crosses them; [`producer`] target workers;
 //! [`offsets`] what may be committed; [`fxhash`] the hot-path maps' hash; [`pipeline`] building and running it
 //! all; [`shutdown`] signals and exit codes; [`metrics`] counters; [`endpoint`] the Prometheus page;
-//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`demo`] the self-contained demo;
+//! [`partitioner`] Java's key placement; [`pidfile`] one copy per pid file; [`logfile`] the reopenable log file; [`opsfile`] opening them without following links; [`demo`] the self-contained demo;
 //! beyond MM1: [`topics`] target topics like the source, [`provenance`] the loop guard header,
 //! [`throttle`] rate limits; [`security`] TLS and SASL keys, [`jaas`] the `sasl.jaas.config` parser;
 //! [`zookeeper`] broker lookup for 0.8 consumer files; [`check`] `--check-config`.
@@ -27,6 +27,7 @@ pub mod jaas;
 pub mod logfile;
 pub mod metrics;
 pub mod offsets;
+pub mod opsfile;
 pub mod partitioner;
 pub mod pidfile;
 pub mod pipeline;

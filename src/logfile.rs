@@ -12,12 +12,13 @@
 //! umask, so the log is not world-readable by accident; a file that exists,
 //! such as one logrotate's `create` made, keeps the mode it has.
 
-use std::fs::{File, OpenOptions, Permissions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use crate::opsfile;
 
 /// Mode of a log file the mirror creates: the owner writes, its group
 /// (e.g. `adm`) reads, others nothing.
@@ -40,7 +41,7 @@ impl std::fmt::Display for LogFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = self.path.display();
         match self.source.raw_os_error() {
-            Some(libc::ELOOP) if is_symlink(&self.path) => write!(
+            _ if opsfile::refused_symlink(&self.path, &self.source) => write!(
                 f,
                 "--log.file {path}: is a symbolic link, which mirror-maker does not follow (a link could point the log at any file); \
                  give the real file's path, or remove the link"
@@ -53,40 +54,15 @@ impl std::fmt::Display for LogFileError {
 
 impl std::error::Error for LogFileError {}
 
-fn is_symlink(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-}
-
 /// Creates the file with `NEW_FILE_MODE`, or opens the one there without
-/// following a symlink. O_NONBLOCK on the open makes a named pipe without a
-/// reader fail at once (ENXIO) instead of blocking the caller, which at a
-/// SIGHUP is the signal thread; it is cleared again before any write.
+/// following a symlink (see `opsfile`). O_NONBLOCK on the open makes a
+/// named pipe without a reader fail at once (ENXIO) instead of blocking the
+/// caller, which at a SIGHUP is the signal thread; it is cleared again
+/// before any write.
 fn open_append(path: &Path) -> io::Result<File> {
-    // Another process may create or remove the path between the two opens;
-    // a few rounds settle that, more would mean something keeps toggling it.
-    let mut last = None;
-    for _ in 0..3 {
-        match OpenOptions::new().append(true).create_new(true).mode(NEW_FILE_MODE).open(path) {
-            Ok(file) => {
-                // The umask can only have narrowed the mode asked for; fchmod
-                // makes it exact, so it does not depend on whether cron,
-                // systemd or a shell (each with its own umask) started us.
-                file.set_permissions(Permissions::from_mode(NEW_FILE_MODE))?;
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        match OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
-            Ok(file) => {
-                blocking(&file)?;
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("the path kept appearing and disappearing")))
+    let file = opsfile::create_or_open(path, OpenOptions::new().append(true), NEW_FILE_MODE, libc::O_NONBLOCK)?;
+    blocking(&file)?;
+    Ok(file)
 }
 
 /// Clears O_NONBLOCK: a pipe whose reader lags must slow the writer, not
@@ -145,6 +121,8 @@ impl Write for LogWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::Permissions;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 
     #[test]
     fn reopen_after_rename_writes_to_a_new_file() {

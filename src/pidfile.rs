@@ -14,10 +14,11 @@
 //! A file that exists keeps its mode (an administrator may have made it).
 
 use std::fmt;
-use std::fs::{File, OpenOptions, Permissions, TryLockError};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::opsfile;
 
 /// Mode of a pid file the mirror creates.
 const NEW_FILE_MODE: u32 = 0o644;
@@ -45,7 +46,7 @@ impl fmt::Display for PidFileError {
             PidFileError::Running { path, pid } => {
                 write!(f, "another mirror-maker (pid {pid}) is already running with --pid.file {}; this copy exits without doing anything", path.display())
             }
-            PidFileError::Io { path, error } if error.raw_os_error() == Some(libc::ELOOP) && is_symlink(path) => write!(
+            PidFileError::Io { path, error } if opsfile::refused_symlink(path, error) => write!(
                 f,
                 "--pid.file {}: is a symbolic link, which mirror-maker does not follow (the file is overwritten, so a link could \
                  point it at any file); give the real file's path, or remove the link",
@@ -58,10 +59,6 @@ impl fmt::Display for PidFileError {
 
 impl std::error::Error for PidFileError {}
 
-fn is_symlink(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-}
-
 /// Held for the life of the process.
 #[derive(Debug)]
 pub struct PidFile {
@@ -69,35 +66,15 @@ pub struct PidFile {
 }
 
 /// Creates the file with `NEW_FILE_MODE`, or opens the one there without
-/// following a symlink.
+/// following a symlink (see `opsfile`).
 fn open(path: &Path) -> io::Result<File> {
-    // Two copies started together race to create the file, and the loser
-    // opens what the winner made; a file removed in between takes another round.
-    let mut last = None;
-    for _ in 0..3 {
-        match OpenOptions::new().read(true).write(true).create_new(true).mode(NEW_FILE_MODE).open(path) {
-            Ok(file) => {
-                // fchmod: the mode exactly, whatever the umask.
-                file.set_permissions(Permissions::from_mode(NEW_FILE_MODE))?;
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        match OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path) {
-            Ok(file) => {
-                // A FIFO or device would take the truncate and the pid in
-                // odd ways or not at all.
-                if !file.metadata()?.is_file() {
-                    return Err(io::Error::other("is not a regular file; give the path of a file (it is created if missing)"));
-                }
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => last = Some(e),
-            Err(e) => return Err(e),
-        }
+    let file = opsfile::create_or_open(path, OpenOptions::new().read(true).write(true), NEW_FILE_MODE, 0)?;
+    // A FIFO or device would take the truncate and the pid in odd ways or
+    // not at all.
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("is not a regular file; give the path of a file (it is created if missing)"));
     }
-    Err(last.unwrap_or_else(|| io::Error::other("the path kept appearing and disappearing")))
+    Ok(file)
 }
 
 pub fn acquire(path: &Path) -> Result<PidFile, PidFileError> {
