@@ -287,6 +287,13 @@ struct Resend {
 /// errors is sent again before the mirror stops on it (never skipped).
 const MAX_STATE_RESENDS: u32 = 10;
 
+impl Resend {
+    /// Key plus value bytes, as counted on the consumer side.
+    fn size(&self) -> usize {
+        self.key.as_ref().map_or(0, Vec::len) + self.value.as_ref().map_or(0, Vec::len)
+    }
+}
+
 impl Resends {
     fn is_empty(&self) -> bool {
         self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
@@ -395,11 +402,14 @@ impl DeliveryContext {
 
     /// A failed delivery report, sorted by [`classify`].
     fn failed(&self, opaque: usize, err: &KafkaError, msg: &BorrowedMessage<'_>, tries: u32) {
-        let failure = classify(err.rdkafka_error_code(), self.resends.alone.load(Ordering::SeqCst), self.resends.is_fatal(), tries);
+        let mut failure = classify(err.rdkafka_error_code(), self.resends.alone.load(Ordering::SeqCst), self.resends.is_fatal(), tries);
         // A record sent again keeps its source timestamp, which only the
-        // private message struct still holds once delivery failed.
-        let timestamp = crate::fetched::produced_timestamp(msg);
-        let failure = if failure == Failure::Resend && timestamp.is_none() { Failure::Fatal } else { failure };
+        // private message struct still holds once delivery failed; without
+        // it the record cannot go again unchanged, so the mirror stops.
+        let timestamp = if failure == Failure::Resend { crate::fetched::produced_timestamp(msg) } else { None };
+        if failure == Failure::Resend && timestamp.is_none() {
+            failure = Failure::Fatal;
+        }
         if failure == Failure::Resend {
             self.resends.push(Resend {
                 opaque,
@@ -424,6 +434,19 @@ impl DeliveryContext {
         if known.is_none() {
             error!("delivery report for an unknown record (opaque {opaque:#x}); its offset stays uncommitted");
         }
+    }
+
+    /// A record `producer` refused at once: its instance is broken (fatal),
+    /// or the record is refused for good (abort or skip, as configured).
+    fn refused_at_send(&self, producer: &TargetProducer, opaque: usize, topic: &str, size: usize, err: &KafkaError) {
+        let fatal = matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) || producer.client().fatal_error().is_some();
+        self.deliveries.settle(opaque, |ack, offset, stats| {
+            if fatal {
+                self.fatal_failure(ack, offset, err);
+            } else {
+                self.permanent_failure(ack, offset, stats, topic, size, err);
+            }
+        });
     }
 
     /// A record the target will never take: abort or skip, as configured.
@@ -857,7 +880,7 @@ fn send(
                 match wait_for_partition(producer, reports, topic, p, shutdown) {
                     PartitionWait::Ready => {}
                     PartitionWait::TopicGone => {
-                        ctx.deliveries.settle(opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, topic, size, &topic_gone()));
+                        ctx.refused_at_send(producer, opaque, topic, size, &topic_gone());
                         return;
                     }
                     PartitionWait::DeadlinePassed => {
@@ -868,14 +891,7 @@ fn send(
                 }
             }
             Err(err) => {
-                let fatal = matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) || producer.client().fatal_error().is_some();
-                ctx.deliveries.settle(opaque, |ack, offset, stats| {
-                    if fatal {
-                        ctx.fatal_failure(ack, offset, &err);
-                    } else {
-                        ctx.permanent_failure(ack, offset, stats, topic, size, &err);
-                    }
-                });
+                ctx.refused_at_send(producer, opaque, topic, size, &err);
                 return;
             }
         }
@@ -1006,14 +1022,13 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
         }
         if r.err.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownPartition) {
             let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
-            if wait == PartitionWait::TopicGone && !gone.contains(&r.topic) {
-                gone.push(r.topic.clone());
-            }
             match wait {
                 PartitionWait::Ready => {}
                 PartitionWait::TopicGone => {
-                    let size = r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len);
-                    ctx.deliveries.settle(r.opaque, |ack, offset, stats| ctx.permanent_failure(ack, offset, stats, &r.topic, size, &topic_gone()));
+                    if !gone.contains(&r.topic) {
+                        gone.push(r.topic.clone());
+                    }
+                    ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &topic_gone());
                     continue;
                 }
                 PartitionWait::DeadlinePassed => {
@@ -1039,15 +1054,8 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
         if let Err((err, _)) = producer.send(record) {
             // Nothing else is in flight, so the buffer is not full: what
             // fails here fails as the record's report would.
-            let msg = format!("{err}");
-            ctx.deliveries.settle(r.opaque, |ack, offset, stats| {
-                if matches!(err.rdkafka_error_code(), Some(RDKafkaErrorCode::Fatal)) || producer.client().fatal_error().is_some() {
-                    ctx.fatal_failure(ack, offset, &err);
-                } else {
-                    ctx.permanent_failure(ack, offset, stats, &r.topic, r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len), &err);
-                }
-            });
-            log::debug!("resend of a record of {} failed at once: {msg}", r.topic);
+            log::debug!("resend of a record of {} failed at once: {err}", r.topic);
+            ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &err);
             continue;
         }
         if !settle_all() {
