@@ -267,7 +267,20 @@ fn s5_group_churn_loses_nothing() {
 
 #[test]
 fn s5_group_churn_with_cooperative_sticky_loses_nothing() {
-    churn("cooperative-sticky", Some("org.apache.kafka.clients.consumer.CooperativeStickyAssignor"));
+    churn("cooperative-sticky", Some(COOPERATIVE_STICKY));
+}
+
+/// Java's cooperative assignor, as a consumer file names it.
+const COOPERATIVE_STICKY: &str = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor";
+
+/// A consumer file for the source in `group`, with the assignor given
+/// (range, the default, when none is).
+fn group_consumer_props(group: &str, assignor: Option<&str>) -> std::path::PathBuf {
+    let mut lines = vec![format!("bootstrap.servers={}", source()), format!("group.id={group}")];
+    if let Some(a) = assignor {
+        lines.push(format!("partition.assignment.strategy={a}"));
+    }
+    props("consumer.properties", &lines)
 }
 
 fn churn(label: &str, assignor: Option<&str>) {
@@ -279,11 +292,7 @@ fn churn(label: &str, assignor: Option<&str>) {
     let mut recs = sample_records(&t, 100_000);
     produce(&source(), &t, &recs);
     let group = unique("churn");
-    let mut lines = vec![format!("bootstrap.servers={}", source()), format!("group.id={group}")];
-    if let Some(a) = assignor {
-        lines.push(format!("partition.assignment.strategy={a}"));
-    }
-    let consumer = props("consumer.properties", &lines);
+    let consumer = group_consumer_props(&group, assignor);
     let member = || {
         Mirror::start(&[
             s("--consumer.config"),
@@ -333,7 +342,7 @@ fn s9_paused_partitions_survive_a_rebalance() {
 
 #[test]
 fn s9_paused_partitions_survive_a_cooperative_rebalance() {
-    paused_then_rebalanced("cooperative-sticky", Some("org.apache.kafka.clients.consumer.CooperativeStickyAssignor"));
+    paused_then_rebalanced("cooperative-sticky", Some(COOPERATIVE_STICKY));
 }
 
 fn paused_then_rebalanced(label: &str, assignor: Option<&str>) {
@@ -346,11 +355,7 @@ fn paused_then_rebalanced(label: &str, assignor: Option<&str>) {
     let mut recs = sample_records(&t, 10_000);
     produce(&source(), &t, &recs);
     let group = unique("paused");
-    let mut lines = vec![format!("bootstrap.servers={}", source()), format!("group.id={group}")];
-    if let Some(a) = assignor {
-        lines.push(format!("partition.assignment.strategy={a}"));
-    }
-    let consumer = props("consumer.properties", &lines);
+    let consumer = group_consumer_props(&group, assignor);
     // A small channel and producer buffer fill within seconds of the
     // target going away, so the stream holds batches and pauses partitions.
     let producer = props("producer.properties", &[format!("bootstrap.servers={}", target()), "queue.buffering.max.messages=1000".into()]);

@@ -5,15 +5,14 @@
 //!
 //! This complements, never replaces, the real-broker suites (tests/chaos.rs).
 
+mod mock;
+
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mirror_maker::cli::Options;
 use mirror_maker::metrics::Metrics;
 use mirror_maker::partitioner::java_partition;
-use mirror_maker::pipeline;
-use mirror_maker::shutdown::Shutdown;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::mocking::MockCluster;
@@ -21,6 +20,8 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
 use rdkafka::ClientConfig;
+
+use mock::{mock_options, run};
 
 const TOPIC: &str = "faults";
 const N: usize = 20_000;
@@ -48,7 +49,7 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
     source.request_errors(RDKafkaApiKey::OffsetCommit, &[RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT]);
     target.broker_round_trip_time(1, Duration::from_millis(30)).unwrap();
 
-    let options = Options { num_streams: 2, num_producers: 2, queue_size: 500, drain_timeout_ms: 30_000, ..mock_options(&source, &target, GROUP, "") };
+    let options = Options { num_streams: 2, num_producers: 2, queue_size: 500, drain_timeout_ms: 30_000, ..mock_options(&source, &target, TOPIC, GROUP, "") };
     let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));
 
     // The target goes away mid-run and comes back.
@@ -120,43 +121,6 @@ fn loaded_clusters(n: usize) -> (MockCluster<'static, DefaultProducerContext>, M
     (source, target)
 }
 
-/// Options for a mirror between the two mock clusters in group `group`,
-/// with the producer file's extra lines.
-fn mock_options(
-    source: &MockCluster<'_, DefaultProducerContext>,
-    target: &MockCluster<'_, DefaultProducerContext>,
-    group: &str,
-    producer_extra: &str,
-) -> Options {
-    let dir = std::env::temp_dir().join(format!("mm-mock-{group}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cf, pf) = (dir.join("consumer.properties"), dir.join("producer.properties"));
-    std::fs::write(&cf, format!("bootstrap.servers={}\ngroup.id={group}\n", source.bootstrap_servers())).unwrap();
-    std::fs::write(&pf, format!("bootstrap.servers={}\n{producer_extra}", target.bootstrap_servers())).unwrap();
-    Options {
-        offset_commit_interval_ms: Some(300),
-        topic_refresh_interval_ms: 1000,
-        drain_timeout_ms: 10_000,
-        stats_interval_ms: 0,
-        // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
-        // topics are made by the mock's auto-create, as with MM1.
-        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
-        ..Options::new(cf, pf, TOPIC)
-    }
-}
-
-/// The pipeline on a thread of its own, as `main` runs it, with its stop
-/// signal (draining for up to `drain`) and its counters.
-fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, pipeline::StartError>>) {
-    // The mirror's own log, for a failure's output (RUST_LOG=debug for more).
-    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,librdkafka=warn")).is_test(true).try_init();
-    let plan = pipeline::plan(options).unwrap();
-    let shutdown = Shutdown::new(drain);
-    let metrics = Arc::new(Metrics::default());
-    let (s, m) = (shutdown.clone(), metrics.clone());
-    (shutdown, metrics, std::thread::spawn(move || pipeline::run_until(plan, s, m)))
-}
-
 /// Every record of `topic` as (partition, offset, seq), read from the start.
 fn read_seqs(bootstrap: &str, n_partitions: i32) -> Vec<(i32, i64, usize)> {
     let reader: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", "mock-seq-reader").create().unwrap();
@@ -209,7 +173,7 @@ fn a_fatal_producer_error_in_skip_mode_skips_nothing_and_commits_only_what_was_d
     // A head-of-line sequence error is fatal for librdkafka's idempotent producer.
     target.request_errors(RDKafkaApiKey::Produce, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER]);
     let group = "mock-fatal";
-    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
+    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, TOPIC, group, "") };
     let (shutdown, metrics, runner) = run(options, Duration::from_secs(10));
     // The fatal error stops the mirror by itself; the deadline is for a
     // mirror that would run on (the fault this test is about).
@@ -254,7 +218,7 @@ fn a_batch_refused_as_too_large_is_sent_again_record_by_record() {
     target
         .request_errors(RDKafkaApiKey::Produce, &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RDKafkaRespErr::RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE]);
     let group = "mock-too-large";
-    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, group, "") };
+    let options = Options { abort_on_send_failure: false, ..mock_options(&source, &target, TOPIC, group, "") };
     let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));
     let deadline = Instant::now() + Duration::from_secs(120);
     let done = |m: &Metrics| Metrics::get(&m.produced) + Metrics::get(&m.dropped) >= N as u64;

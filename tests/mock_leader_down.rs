@@ -5,18 +5,18 @@
 //! whose leaders do, nor keep the member from polling past
 //! max.poll.interval.ms, which would have it leave and rejoin the group in a loop.
 
-use std::sync::Arc;
+mod mock;
+
 use std::time::{Duration, Instant};
 
-use mirror_maker::cli::Options;
 use mirror_maker::metrics::Metrics;
-use mirror_maker::pipeline;
-use mirror_maker::shutdown::Shutdown;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::mocking::{MockCluster, MockCoordinator};
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
+
+use mock::{mock_options, run};
 
 const TOPIC: &str = "leader-down";
 const GROUP: &str = "mock-leader-down";
@@ -80,38 +80,12 @@ fn a_down_leader_does_not_stall_the_healthy_partitions_or_the_group() {
     // at once and shows nothing.)
     source.broker_round_trip_time(2, Duration::from_secs(60)).unwrap();
 
-    let dir = std::env::temp_dir().join(format!("mm-mock-leader-down-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cf, pf) = (dir.join("consumer.properties"), dir.join("producer.properties"));
     // A short max.poll.interval.ms: a member that spends longer than this
     // inside one poll (the rebalance callback runs inside it) is taken out
     // of the group.
-    std::fs::write(
-        &cf,
-        format!(
-            "bootstrap.servers={}\ngroup.id={GROUP}\nsession.timeout.ms=6000\nheartbeat.interval.ms=1000\nmax.poll.interval.ms=10000\n",
-            source.bootstrap_servers()
-        ),
-    )
-    .unwrap();
-    std::fs::write(&pf, format!("bootstrap.servers={}\n", target.bootstrap_servers())).unwrap();
-    let options = Options {
-        offset_commit_interval_ms: Some(300),
-        topic_refresh_interval_ms: 1000,
-        drain_timeout_ms: 10_000,
-        stats_interval_ms: 0,
-        // The mock brokers have no CreateTopics/DescribeConfigs.
-        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
-        ..Options::new(cf, pf, TOPIC)
-    };
-    let plan = pipeline::plan(options).unwrap();
-    let shutdown = Shutdown::new(Duration::from_secs(10));
-    let metrics = Arc::new(Metrics::default());
+    let options = mock_options(&source, &target, TOPIC, GROUP, "session.timeout.ms=6000\nheartbeat.interval.ms=1000\nmax.poll.interval.ms=10000\n");
     let started = Instant::now();
-    let runner = {
-        let (s, m) = (shutdown.clone(), metrics.clone());
-        std::thread::spawn(move || pipeline::run_until(plan, s, m))
-    };
+    let (shutdown, metrics, runner) = run(options, Duration::from_secs(10));
 
     // Mirroring the healthy partitions takes a few seconds; checking the 36
     // partitions of the down broker one after another, 10 s each, inside
