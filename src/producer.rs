@@ -251,8 +251,9 @@ pub struct DeliveryContext {
 ///   refused for good. Java's producer splits such batches the same way.
 ///   They land after records of their partitions sent meanwhile.
 /// - An explicit partition librdkafka does not know yet (partition-preserving
-///   mode, the target just grown): its metadata is stale, so it is refreshed
-///   and the record sent again once the partition is there.
+///   mode, the target just grown), or one it dropped: its metadata is asked
+///   again, and the record sent once the partition is there, or refused if
+///   the target no longer has the topic.
 /// - Errors of the idempotent producer's sequence state, which librdkafka
 ///   recovers from by bumping its epoch.
 ///
@@ -335,7 +336,11 @@ fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32
         Some(Fatal) => Failure::Fatal,
         _ if fatal => Failure::Fatal,
         Some(MessageSizeTooLarge | MessageBatchTooLarge) if !alone => Failure::Resend,
-        Some(UnknownPartition) => Failure::Resend,
+        // A partition librdkafka no longer has: its topic was deleted, or
+        // its count shrank in librdkafka's view (records in flight then fail
+        // with BrokerDestroy). The wait for the partition tells a topic gone
+        // (refused) from stale metadata (sent again).
+        Some(UnknownPartition | BrokerDestroy) => Failure::Resend,
         Some(OutOfOrderSequenceNumber | UnknownProducerId | InvalidProducerEpoch) if tries < MAX_STATE_RESENDS => Failure::Resend,
         Some(OutOfOrderSequenceNumber | UnknownProducerId | InvalidProducerEpoch) => Failure::Fatal,
         _ => Failure::Permanent,
@@ -1020,7 +1025,7 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
             ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
             continue;
         }
-        if r.err.rdkafka_error_code() == Some(RDKafkaErrorCode::UnknownPartition) {
+        if matches!(r.err.rdkafka_error_code(), Some(RDKafkaErrorCode::UnknownPartition | RDKafkaErrorCode::BrokerDestroy)) {
             let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
             match wait {
                 PartitionWait::Ready => {}
@@ -1191,6 +1196,7 @@ mod tests {
         assert_eq!(c(MessageSizeTooLarge, true, false, 1), Failure::Permanent);
         // Stale metadata is waited out, however often.
         assert_eq!(c(UnknownPartition, true, false, 50), Failure::Resend);
+        assert_eq!(c(BrokerDestroy, false, false, 0), Failure::Resend, "a partition that vanished says nothing about the record");
         // The idempotent producer's sequence state: again, a bounded number of times, then stop.
         assert_eq!(c(OutOfOrderSequenceNumber, false, false, 0), Failure::Resend);
         assert_eq!(c(UnknownProducerId, true, false, MAX_STATE_RESENDS), Failure::Fatal);
