@@ -17,11 +17,11 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::cli::Options;
-use crate::metrics::Metrics;
-use crate::partitioner::java_partition;
-use crate::pipeline;
-use crate::shutdown::{exit, Shutdown};
+use crate::engine;
+use crate::front::mm1::cli::Options;
+use crate::ops::metrics::Metrics;
+use crate::ops::shutdown::{exit, Shutdown};
+use crate::plan::partitioner::java_partition;
 
 const TOPICS: &[(&str, i32, i32, usize)] = &[
     // name, source partitions, target partitions, records
@@ -129,16 +129,16 @@ fn run_demo() -> Result<String, String> {
         stats_interval_ms: 0,
         // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
         // topics are made by the mock's auto-create, as with MM1.
-        beyond: crate::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
+        beyond: crate::front::mm1::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(consumer_file, producer_file, "demo\\..*")
     };
-    let plan = pipeline::plan(options).map_err(|err| err.0)?;
+    let plan = engine::plan(options).map_err(|err| err.0)?;
     let shutdown = Shutdown::new(Duration::from_secs(30));
     let metrics = Arc::new(Metrics::default());
     let started = Instant::now();
     let runner = {
         let (s, m) = (shutdown.clone(), metrics.clone());
-        std::thread::spawn(move || pipeline::run_until(plan, s, m))
+        std::thread::spawn(move || engine::run_until(plan, s, m))
     };
     // Done when the group has committed every source end offset: only
     // then has the target acknowledged everything (a rebalance may have

@@ -1,15 +1,18 @@
 //! mirror-maker: a native drop-in replacement for Kafka's MirrorMaker 1.
 //!
 //! `main` wires the parts together and maps errors to exit codes: `cli`
-//! parses and validates, `pipeline` builds and runs the mirror; the modules
+//! parses and validates, `engine` builds and runs the mirror; the modules
 //! are listed in `lib.rs`.
 
 use std::io::Write;
 use std::sync::Arc;
 
-use mirror_maker::logfile::LogFile;
-use mirror_maker::shutdown::exit;
-use mirror_maker::{check, cli, demo, pidfile, pipeline};
+use mirror_maker::front::check;
+use mirror_maker::front::mm1::cli;
+use mirror_maker::ops::logfile::LogFile;
+use mirror_maker::ops::pidfile;
+use mirror_maker::ops::shutdown::exit;
+use mirror_maker::{demo, engine};
 
 /// Logs to stderr, or to `--log.file` when given.
 fn init_logging(log_file: Option<&Arc<LogFile>>) {
@@ -74,7 +77,7 @@ fn main() {
                     });
                 }
             };
-            match pipeline::plan(options).and_then(|plan| pipeline::run(plan, log_file)) {
+            match engine::plan(options).and_then(|plan| engine::run(plan, log_file)) {
                 Ok(code) => code,
                 Err(e) => {
                     log::error!("Exception when starting mirror maker: {e}");

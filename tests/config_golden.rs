@@ -10,22 +10,22 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mirror_maker::config::{self, ClientSettings, Role, TranslateOptions};
+use mirror_maker::front::translate::{self, ClientSettings, Role, TranslateOptions};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn parse(text: &str) -> config::PropertiesFile {
-    config::parse(Path::new("t.properties"), text.as_bytes()).unwrap()
+fn parse(text: &str) -> translate::PropertiesFile {
+    translate::parse(Path::new("t.properties"), text.as_bytes()).unwrap()
 }
 
 fn translate(role: Role, text: &str) -> Result<ClientSettings, String> {
-    config::translate(&parse(text), role).map_err(|e| e.0)
+    translate::translate(&parse(text), role).map_err(|e| e.0)
 }
 
 fn sample(name: &str, role: Role) -> ClientSettings {
     let path = Path::new(ROOT).join("config").join(name);
-    let file = config::load(&path).unwrap();
-    config::translate_with(&file, role, TranslateOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let file = translate::load(&path).unwrap();
+    translate::translate_with(&file, role, TranslateOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn map(s: &ClientSettings) -> BTreeMap<&str, &str> {
@@ -313,10 +313,10 @@ fn combinations_librdkafka_would_refuse_are_explained() {
 #[test]
 fn zookeeper_offsets_need_the_option() {
     let f = parse("bootstrap.servers=h:1\ngroup.id=g\noffsets.storage=zookeeper\nauto.offset.reset=largest\n");
-    let e = config::translate(&f, Role::Consumer).unwrap_err().0;
+    let e = translate::translate(&f, Role::Consumer).unwrap_err().0;
     assert!(e.starts_with("t.properties:3: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible"), "{e}");
     assert!(e.contains("--accept.zookeeper.offsets.loss"), "{e}");
-    let s = config::translate_with(&f, Role::Consumer, TranslateOptions { accept_zookeeper_offsets_loss: true }).unwrap();
+    let s = translate::translate_with(&f, Role::Consumer, TranslateOptions { accept_zookeeper_offsets_loss: true }).unwrap();
     assert!(has(&s.warnings, "start from auto.offset.reset=largest"), "{:?}", s.warnings);
     assert_eq!(s.get("offsets.storage"), None);
 }

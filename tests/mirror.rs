@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use common::*;
-use mirror_maker::partitioner::java_partition;
+use mirror_maker::plan::partitioner::java_partition;
 
 /// Per key, the seq header must rise with the target offset (first copies).
 fn assert_key_order(topic: &str, landed: &[Landed]) {

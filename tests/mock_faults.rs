@@ -10,9 +10,9 @@ mod mock;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use mirror_maker::cli::Options;
-use mirror_maker::metrics::Metrics;
-use mirror_maker::partitioner::java_partition;
+use mirror_maker::front::mm1::cli::Options;
+use mirror_maker::ops::metrics::Metrics;
+use mirror_maker::plan::partitioner::java_partition;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::mocking::MockCluster;
@@ -187,7 +187,7 @@ fn a_fatal_producer_error_in_skip_mode_skips_nothing_and_commits_only_what_was_d
     }
     let code = runner.join().unwrap().unwrap();
     assert_eq!(Metrics::get(&metrics.dropped), 0, "a fatal error is no refusal of a record: {}", metrics.summary());
-    assert_eq!(code, mirror_maker::shutdown::exit::FAILURE, "the mirror must stop with exit 1: {}", metrics.summary());
+    assert_eq!(code, mirror_maker::ops::shutdown::exit::FAILURE, "the mirror must stop with exit 1: {}", metrics.summary());
     // Whatever was committed is on the target.
     let on_target: HashSet<usize> = read_seqs(&target.bootstrap_servers(), 4).into_iter().map(|(_, _, seq)| seq).collect();
     let on_source = read_seqs(&source.bootstrap_servers(), 4);

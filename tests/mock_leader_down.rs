@@ -9,7 +9,7 @@ mod mock;
 
 use std::time::{Duration, Instant};
 
-use mirror_maker::metrics::Metrics;
+use mirror_maker::ops::metrics::Metrics;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::mocking::{MockCluster, MockCoordinator};
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};

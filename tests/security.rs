@@ -353,7 +353,7 @@ fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
 /// store paths point at real stores (made here with openssl).
 #[test]
 fn sample_secure_files_translate() {
-    use mirror_maker::config::{self, Role};
+    use mirror_maker::front::translate::{self, Role};
     let dir = tmpdir();
     let sh = |script: &str| run(Command::new("sh").arg("-c").arg(script).current_dir(&dir), script);
     sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out ca.pem -days 2 -subj /CN=sample 2>/dev/null");
@@ -362,16 +362,16 @@ fn sample_secure_files_translate() {
     let load = |name: &str| {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/").to_string() + name).unwrap();
         let text = text.replace("/etc/mirror-maker/", &format!("{}/", dir.display()));
-        config::parse(Path::new(name), text.as_bytes()).unwrap()
+        translate::parse(Path::new(name), text.as_bytes()).unwrap()
     };
-    let c = config::translate(&load("secure-consumer.properties"), Role::Consumer).unwrap_or_else(|e| panic!("{e}"));
+    let c = translate::translate(&load("secure-consumer.properties"), Role::Consumer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.get("security.protocol"), Some("sasl_ssl"));
     assert_eq!(c.get("sasl.mechanisms"), Some("SCRAM-SHA-512"));
     assert_eq!(c.get("sasl.username"), Some("mirror-maker"));
     assert_eq!(c.get("sasl.password"), Some("change-me"));
     assert!(c.get("ssl.ca.pem").is_some_and(|p| p.starts_with("-----BEGIN CERTIFICATE-----")));
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
-    let p = config::translate(&load("secure-producer.properties"), Role::Producer).unwrap_or_else(|e| panic!("{e}"));
+    let p = translate::translate(&load("secure-producer.properties"), Role::Producer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.get("security.protocol"), Some("ssl"));
     assert_eq!(p.get("ssl.ca.location"), Some(dir.join("ca.pem").to_str().unwrap()));
     assert_eq!(p.get("ssl.keystore.location"), Some(dir.join("mirror-maker.p12").to_str().unwrap()));

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mirror_maker::cli::Options;
-use mirror_maker::metrics::Metrics;
-use mirror_maker::pipeline;
-use mirror_maker::shutdown::Shutdown;
+use mirror_maker::engine;
+use mirror_maker::front::mm1::cli::Options;
+use mirror_maker::ops::metrics::Metrics;
+use mirror_maker::ops::shutdown::Shutdown;
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::DefaultProducerContext;
 
@@ -33,19 +33,19 @@ pub fn mock_options(
         stats_interval_ms: 0,
         // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
         // topics are made by the mock's auto-create, as with MM1.
-        beyond: mirror_maker::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
+        beyond: mirror_maker::front::mm1::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(cf, pf, topic)
     }
 }
 
 /// The pipeline on a thread of its own, as `main` runs it, with its stop
 /// signal (draining for up to `drain`) and its counters.
-pub fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, pipeline::StartError>>) {
+pub fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, engine::StartError>>) {
     // The mirror's own log, for a failure's output (RUST_LOG=debug for more).
     let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,librdkafka=warn")).is_test(true).try_init();
-    let plan = pipeline::plan(options).unwrap();
+    let plan = engine::plan(options).unwrap();
     let shutdown = Shutdown::new(drain);
     let metrics = Arc::new(Metrics::default());
     let (s, m) = (shutdown.clone(), metrics.clone());
-    (shutdown, metrics, std::thread::spawn(move || pipeline::run_until(plan, s, m)))
+    (shutdown, metrics, std::thread::spawn(move || engine::run_until(plan, s, m)))
 }

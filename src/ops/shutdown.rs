@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::logfile::LogFile;
+use crate::ops::logfile::LogFile;
 
 /// Exit statuses, documented in the README.
 pub mod exit {

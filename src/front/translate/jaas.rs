@@ -4,7 +4,7 @@
 //! module class, a control flag, `key=value` options whose values may be
 //! double-quoted (with backslash escapes), `//` and `/* */` comments, and a
 //! closing `;`. A client config holds exactly one module. librdkafka has no
-//! such key, so [`crate::security`] turns the parsed options into its own
+//! such key, so [`crate::front::translate::security`] turns the parsed options into its own
 //! `sasl.*` keys. Errors never quote the text: an unquoted password with a
 //! space splits into pieces that look like module names or option keys, so
 //! errors name options by their place (`option 2`) instead.

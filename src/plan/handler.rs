@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::cli::HandlerSpec;
+use crate::front::mm1::cli::HandlerSpec;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Handler {

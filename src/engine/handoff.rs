@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
-use crate::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
-use crate::metrics::Metrics;
-use crate::offsets::Tp;
+use crate::engine::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
+use crate::engine::offsets::Tp;
+use crate::ops::metrics::Metrics;
 
 /// What the stream must do after a hand-off: pause or resume these
 /// partitions, or stop because the workers are gone.
@@ -370,7 +370,7 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::TestSource;
+    use crate::engine::batch::TestSource;
 
     /// Registers a record of partition `p` and pushes it for worker `w`.
     fn push(o: &mut Outbox, f: &TestSource, w: usize, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {

@@ -18,7 +18,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use crate::opsfile;
+use crate::ops::opsfile;
 
 /// Mode of a pid file the mirror creates.
 const NEW_FILE_MODE: u32 = 0o644;

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use rdkafka::message::OwnedHeaders;
 
-use crate::metrics::TopicMetrics;
-use crate::offsets::AckHandle;
+use crate::engine::offsets::AckHandle;
+use crate::ops::metrics::TopicMetrics;
 
 /// A batch closes at this many records...
 pub const MAX_RECORDS: usize = 500;
@@ -168,15 +168,15 @@ impl Batch {
 /// partition, for tests.
 #[cfg(test)]
 pub struct TestSource {
-    pub tracker: Arc<crate::offsets::OffsetTracker>,
-    pub metrics: Arc<crate::metrics::Metrics>,
+    pub tracker: Arc<crate::engine::offsets::OffsetTracker>,
+    pub metrics: Arc<crate::ops::metrics::Metrics>,
     routes: std::cell::RefCell<std::collections::HashMap<i32, Arc<PartitionRoute>>>,
 }
 
 #[cfg(test)]
 impl Default for TestSource {
     fn default() -> TestSource {
-        TestSource { tracker: crate::offsets::OffsetTracker::new(), metrics: Default::default(), routes: Default::default() }
+        TestSource { tracker: crate::engine::offsets::OffsetTracker::new(), metrics: Default::default(), routes: Default::default() }
     }
 }
 

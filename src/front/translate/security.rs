@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use rdkafka::error::RDKafkaErrorCode;
 
-use crate::config::{librdkafka_accepts, ClientSettings, ConfigError, Origin, PropertiesFile, Property};
-use crate::jaas;
+use crate::front::translate::jaas;
+use crate::front::translate::{librdkafka_accepts, ClientSettings, ConfigError, Origin, PropertiesFile, Property};
 
 /// Keys this module translates (all of them, including librdkafka's own).
 pub fn owns(key: &str) -> bool {
@@ -416,7 +416,7 @@ fn pass(file: &PropertiesFile, s: &mut ClientSettings, p: &Property, key: &str, 
         Err((true, _)) => s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)", at(file, p), p.key)),
         Err((false, _)) if key.starts_with("sasl.kerberos.") => s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key)),
         Err((false, msg)) => {
-            return Err(err(file, p, format!("'{}' is not accepted: {msg}", crate::config::shown(key, value))));
+            return Err(err(file, p, format!("'{}' is not accepted: {msg}", crate::front::translate::shown(key, value))));
         }
     }
     Ok(())
@@ -758,7 +758,7 @@ pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{parse, translate as translate_file, Role};
+    use crate::front::translate::{parse, translate as translate_file, Role};
 
     fn producer(text: &str) -> Result<ClientSettings, ConfigError> {
         translate_file(&parse(Path::new("p.properties"), text.as_bytes()).unwrap(), Role::Producer)
@@ -1072,7 +1072,7 @@ mod tests {
         ] {
             assert!(is_secret(k), "{k}");
             assert!(secret_keys().iter().any(|s| s == k), "{k}");
-            assert_eq!(crate::config::shown(k, "x"), "[redacted]");
+            assert_eq!(crate::front::translate::shown(k, "x"), "[redacted]");
         }
         for k in [
             "ssl.ca.location",
@@ -1159,7 +1159,7 @@ mod tests {
         let mut seen = 0;
         for text in &files {
             let s = ok(text);
-            let file = crate::config::parse(Path::new("p.properties"), used(text).as_bytes()).unwrap();
+            let file = crate::front::translate::parse(Path::new("p.properties"), used(text).as_bytes()).unwrap();
             for (k, (v, origin)) in &s.entries {
                 let Origin::File { key: java, .. } = origin else { continue };
                 if java == k {

@@ -18,11 +18,11 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, Producer};
 
-use crate::cli::Options;
-use crate::config::{self, ClientSettings, Role};
-use crate::filter::TopicFilter;
-use crate::handler::Handler;
-use crate::shutdown::exit;
+use crate::front::mm1::cli::Options;
+use crate::front::translate::{self, ClientSettings, Role};
+use crate::ops::shutdown::exit;
+use crate::plan::filter::TopicFilter;
+use crate::plan::handler::Handler;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -107,12 +107,12 @@ pub fn report(options: &Options) -> (String, i32) {
             None
         }
     };
-    let topts = config::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
+    let topts = translate::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
 
     // The target first: the topic list below says where each topic goes.
     r.line("");
     r.line(format!("== producer (target cluster): {}", options.producer_config.display()));
-    let target = match config::load(&options.producer_config).and_then(|f| config::translate_with(&f, Role::Producer, topts)) {
+    let target = match translate::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
         Ok(s) => Some(s),
         Err(e) => {
             r.problem(e.0);
@@ -135,8 +135,8 @@ pub fn report(options: &Options) -> (String, i32) {
     for (i, path) in options.consumer_configs.iter().enumerate() {
         r.line("");
         r.line(format!("== consumer {} (source cluster): {}", i + 1, path.display()));
-        let settings = config::load(path).and_then(|f| config::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
-            config::resolve_brokers(&mut s)?;
+        let settings = translate::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
+            translate::resolve_brokers(&mut s)?;
             Ok(s)
         });
         let s = match settings {

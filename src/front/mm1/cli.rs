@@ -397,7 +397,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
 
     // Checked here, before any file is read, so a bad pattern is the first
     // thing reported; the real filter is built per source later.
-    crate::filter::TopicFilter::new(include.as_deref(), exclude.as_deref(), true).map_err(|e| UsageError(e.to_string()))?;
+    crate::plan::filter::TopicFilter::new(include.as_deref(), exclude.as_deref(), true).map_err(|e| UsageError(e.to_string()))?;
 
     let num_streams = positive(&m, "num.streams", 1)?;
     let num_producers = positive(&m, "num.producers", 1)?;

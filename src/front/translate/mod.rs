@@ -8,6 +8,10 @@
 //! and the fix. MM1's no-loss defaults are then applied, and each user
 //! override of one is logged, as MM1 did.
 
+pub mod jaas;
+pub mod security;
+pub mod zookeeper;
+
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fmt;
@@ -162,7 +166,7 @@ pub struct TranslateOptions {
 
 /// A value fit for a log line: secrets are never printed.
 pub fn shown(key: &str, value: &str) -> String {
-    if crate::security::is_secret(key) {
+    if crate::front::translate::security::is_secret(key) {
         "[redacted]".into()
     } else {
         value.to_string()
@@ -205,7 +209,8 @@ impl ClientSettings {
                 // Free text made from a secret key's value is secret too (a
                 // PEM keystore's path in ssl.certificate.location, the JAAS
                 // scope); flags and enums derived from one are not.
-                let from_secret = matches!(o, Origin::File { key, .. } if crate::security::is_secret(key)) && librdkafka_accepts(k, "any text").is_ok();
+                let from_secret =
+                    matches!(o, Origin::File { key, .. } if crate::front::translate::security::is_secret(key)) && librdkafka_accepts(k, "any text").is_ok();
                 let v = if from_secret { "[redacted]".to_string() } else { shown(k, v) };
                 format!("{k}={v}  # {origin}")
             })
@@ -529,7 +534,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
             s.warnings.push(format!("{}: {} has an empty value and is ignored (Java treats it as unset)", file.at(p), p.key));
             continue;
         }
-        if crate::security::owns(key) {
+        if crate::front::translate::security::owns(key) {
             continue; // all of them at once, below
         }
         match rule(role, key) {
@@ -753,7 +758,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
         }
     }
 
-    crate::security::translate(file, &mut s)?;
+    crate::front::translate::security::translate(file, &mut s)?;
 
     if let Some((on, p)) = auto_commit {
         let at = file.at(p);
@@ -978,7 +983,7 @@ pub fn resolve_brokers(s: &mut ClientSettings) -> Result<(), ConfigError> {
         return Ok(());
     }
     let protocol = s.get("security.protocol").unwrap_or("PLAINTEXT").to_ascii_uppercase();
-    match crate::zookeeper::bootstrap_servers(&connect, &protocol, std::time::Duration::from_secs(10)) {
+    match crate::front::translate::zookeeper::bootstrap_servers(&connect, &protocol, std::time::Duration::from_secs(10)) {
         Ok(list) => {
             s.notices.push(format!("{at}: zookeeper.connect={connect}: read the brokers from ZooKeeper (/brokers/ids): bootstrap.servers={list}"));
             s.set("bootstrap.servers", list.clone(), Origin::File { at, key: "zookeeper.connect (/brokers/ids)".into() });

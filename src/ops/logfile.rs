@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::opsfile;
+use crate::ops::opsfile;
 
 /// Mode of a log file the mirror creates: the owner writes, its group
 /// (e.g. `adm`) reads, others nothing.

@@ -6,6 +6,16 @@
 //! `--num.producers` workers, each behind a bounded channel. Anything wrong
 //! before the first record is read is a [`StartError`] (exit 1).
 
+pub mod batch;
+pub mod consumer;
+pub mod fxhash;
+pub mod handoff;
+pub mod offsets;
+pub mod producer;
+pub mod provenance;
+pub mod throttle;
+pub mod topics;
+
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,20 +23,20 @@ use std::time::Duration;
 use log::{error, info, warn};
 use rdkafka::producer::Producer;
 
-use crate::cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
-use crate::config::{self, ClientSettings, Role};
-use crate::consumer::{self, StreamContext, StreamSpec};
-use crate::filter::TopicFilter;
-use crate::handler::Handler;
-use crate::handoff::{lane, Bound, Outbox, WAIT_FOR_ROOM};
-use crate::logfile::LogFile;
-use crate::metrics::Metrics;
-use crate::offsets::OffsetTracker;
-use crate::producer::{self, DeliveryContext};
-use crate::provenance::{self, Provenance};
-use crate::shutdown::{self, exit, Shutdown};
-use crate::throttle::Throttle;
-use crate::topics::{self, TopicSync};
+use crate::engine::consumer::{StreamContext, StreamSpec};
+use crate::engine::handoff::{lane, Bound, Outbox, WAIT_FOR_ROOM};
+use crate::engine::offsets::OffsetTracker;
+use crate::engine::producer::DeliveryContext;
+use crate::engine::provenance::Provenance;
+use crate::engine::throttle::Throttle;
+use crate::engine::topics::TopicSync;
+use crate::front::mm1::cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
+use crate::front::translate::{self, ClientSettings, Role};
+use crate::ops::logfile::LogFile;
+use crate::ops::metrics::Metrics;
+use crate::ops::shutdown::{self, exit, Shutdown};
+use crate::plan::filter::TopicFilter;
+use crate::plan::handler::Handler;
 
 /// Why the mirror could not start; always exit status 1.
 #[derive(Debug)]
@@ -40,8 +50,8 @@ impl fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
-impl From<config::ConfigError> for StartError {
-    fn from(e: config::ConfigError) -> Self {
+impl From<translate::ConfigError> for StartError {
+    fn from(e: translate::ConfigError) -> Self {
         StartError(e.0)
     }
 }
@@ -77,16 +87,16 @@ fn log_settings(s: &ClientSettings) {
 pub fn plan(options: Options) -> Result<Plan, StartError> {
     let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
     let mut sources = Vec::new();
-    let topts = config::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
+    let topts = translate::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     for path in &options.consumer_configs {
-        let file = config::load(path)?;
-        let mut settings = config::translate_with(&file, Role::Consumer, topts)?;
-        config::resolve_brokers(&mut settings)?;
+        let file = translate::load(path)?;
+        let mut settings = translate::translate_with(&file, Role::Consumer, topts)?;
+        translate::resolve_brokers(&mut settings)?;
         let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
             .map_err(|e| StartError(e.to_string()))?;
         sources.push(Source { settings, filter: Arc::new(filter) });
     }
-    let target = config::translate(&config::load(&options.producer_config)?, Role::Producer)?;
+    let target = translate::translate(&translate::load(&options.producer_config)?, Role::Producer)?;
     let commit_interval_ms = match options.offset_commit_interval_ms {
         Some(ms) => ms,
         None => match sources.iter().find_map(|s| s.settings.auto_commit_interval_ms) {
@@ -138,7 +148,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         log_settings(&s.settings);
     }
     if let Some(port) = opts.metrics_port {
-        crate::endpoint::serve(&opts.metrics_bind, port, metrics.clone())
+        crate::ops::endpoint::serve(&opts.metrics_bind, port, metrics.clone())
             .map_err(|e| StartError(format!("--metrics.port {port} on {}: {e}; pick a free port", opts.metrics_bind)))?;
     }
     log_settings(&plan.target);
@@ -154,7 +164,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             shutdown: shutdown.clone(),
             abort_on_send_failure: opts.abort_on_send_failure,
             cluster: target_cluster.clone(),
-            partitioner: plan.target.byte_array_partitioner.then_some(crate::partitioner::ByteArrayPartitioner),
+            partitioner: plan.target.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner),
             deliveries: Default::default(),
             resends: Default::default(),
         };
@@ -243,7 +253,9 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
                     let until = std::time::Instant::now() + Duration::from_secs(1);
                     while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
                         if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
-                            if let Some(msg) = crate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
+                            if let Some(msg) =
+                                crate::front::translate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster)
+                            {
                                 shutdown.fail(exit::CONFIG, msg);
                             }
                         }

@@ -28,7 +28,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 
-use crate::handler::Handler;
+use crate::plan::handler::Handler;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 

@@ -28,15 +28,15 @@ use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, Prod
 use rdkafka::types::{RDKafka, RDKafkaTopic};
 use rdkafka::{bindings, ClientConfig, ClientContext, Timestamp};
 
-use crate::batch::{MirrorRecord, PartitionRoute, RecordMeta};
-use crate::fxhash::FxHashMap;
-use crate::handoff::LaneRx;
-use crate::metrics::{Metrics, TopicMetrics};
-use crate::offsets::AckHandle;
-use crate::partitioner::ByteArrayPartitioner;
-use crate::provenance::HEADER_C;
-use crate::shutdown::{exit, Shutdown};
-use crate::throttle::Throttle;
+use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
+use crate::engine::fxhash::FxHashMap;
+use crate::engine::handoff::LaneRx;
+use crate::engine::offsets::AckHandle;
+use crate::engine::provenance::HEADER_C;
+use crate::engine::throttle::Throttle;
+use crate::ops::metrics::{Metrics, TopicMetrics};
+use crate::ops::shutdown::{exit, Shutdown};
+use crate::plan::partitioner::ByteArrayPartitioner;
 
 /// How a record's opaque splits: the entry of its partition in the
 /// worker's [`Deliveries`] above, its offset from the entry's base below.
@@ -198,7 +198,7 @@ impl Deliveries {
         if t.pending.is_empty() {
             return;
         }
-        let now = crate::metrics::now_ms();
+        let now = crate::ops::metrics::now_ms();
         let mut pending = std::mem::take(&mut t.pending);
         for run in pending.chunk_by(|a, b| a.route == b.route) {
             let r = t.routes[run[0].route].as_mut().expect("counted in flight, so never swept");
@@ -350,7 +350,7 @@ fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32
 impl ClientContext for DeliveryContext {
     fn error(&self, error: KafkaError, reason: &str) {
         // librdkafka would retry refused credentials forever: stop instead.
-        if let Some(msg) = crate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+        if let Some(msg) = crate::front::translate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
             if !self.shutdown.stopping() {
                 error!("{msg}");
             }
@@ -411,7 +411,7 @@ impl DeliveryContext {
         // A record sent again keeps its source timestamp, which only the
         // private message struct still holds once delivery failed; without
         // it the record cannot go again unchanged, so the mirror stops.
-        let timestamp = if failure == Failure::Resend { crate::fetched::produced_timestamp(msg) } else { None };
+        let timestamp = if failure == Failure::Resend { crate::kafka::fetched::produced_timestamp(msg) } else { None };
         if failure == Failure::Resend && timestamp.is_none() {
             failure = Failure::Fatal;
         }
@@ -828,7 +828,7 @@ fn send(
         Some(_) => None,
         None => {
             let headers = match (headers, stamp) {
-                (None, Some(id)) => Some(crate::provenance::stamped(None, id)),
+                (None, Some(id)) => Some(crate::engine::provenance::stamped(None, id)),
                 (h, _) => h,
             };
             let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(topic, opaque);
@@ -1079,7 +1079,7 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offsets::{OffsetTracker, Tp};
+    use crate::engine::offsets::{OffsetTracker, Tp};
 
     /// An empty delivery table, its offset tracker and one topic's counters.
     fn fixture() -> (Deliveries, Arc<OffsetTracker>, Arc<TopicMetrics>) {
@@ -1155,7 +1155,7 @@ mod tests {
         let stats = metrics.topic(0, "t");
         let (p0, p1): (Tp, Tp) = ((Arc::from("t"), 0), (Arc::from("t"), 1));
         let sent: Vec<usize> = [(&p0, 0), (&p0, 1), (&p1, 0), (&p0, 2)].iter().map(|(tp, o)| put(&d, &ack(&tracker, tp, *o), &stats).unwrap()).collect();
-        let written = crate::metrics::now_ms() - 60_000;
+        let written = crate::ops::metrics::now_ms() - 60_000;
         for (i, opaque) in sent.iter().enumerate().take(3) {
             assert!(d.delivered(*opaque, 10 + i as u64, Some(written)));
         }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
 
-use crate::metrics::Metrics;
+use crate::ops::metrics::Metrics;
 
 /// Connections served at once. A scraper needs one; the rest leaves room for
 /// a second scraper and a curl while a few clients misbehave.
@@ -301,7 +301,7 @@ pub fn render(m: &Metrics) -> String {
     let topics = m.topics_sorted();
     let labels = |source: usize, topic: &str| format!("{{source=\"{source}\",topic=\"{topic}\"}}");
     let per_topic =
-        |f: fn(&crate::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> { topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect() };
+        |f: fn(&crate::ops::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> { topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect() };
     let mut page = Page(String::new());
     page.family("records_consumed_total", "counter", "Records read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed)));
     page.family("bytes_consumed_total", "counter", "Key and value bytes read from the source clusters.", per_topic(|t| Metrics::get(&t.consumed_bytes)));
@@ -379,10 +379,10 @@ mod tests {
         Metrics::add(&m.dropped, 1);
         let t = m.topic(1, "orders");
         Metrics::add(&t.consumed, 7);
-        t.acknowledged(2, Some(0), crate::metrics::now_ms());
+        t.acknowledged(2, Some(0), crate::ops::metrics::now_ms());
         Metrics::add(&m.commits, 2);
         Metrics::add(&m.commit_micros, 3_000);
-        m.lag.lock().unwrap().insert("s".into(), crate::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });
+        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });
         let page = render(&m);
         assert!(
             page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total{source=\"1\",topic=\"orders\"} 7\n"),

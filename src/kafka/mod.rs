@@ -1,0 +1,6 @@
+//! The glue to librdkafka's C API, for what rust-rdkafka does not expose.
+//! Every `unsafe` block of the crate lives under this module.
+
+#![allow(unsafe_code)]
+
+pub mod fetched;

@@ -1,0 +1,10 @@
+//! Operations: [`shutdown`] signals and exit codes, [`metrics`] counters and
+//! their Prometheus [`endpoint`], the [`pidfile`], the reopenable [`logfile`]
+//! and [`opsfile`], which opens both without following links.
+
+pub mod endpoint;
+pub mod logfile;
+pub mod metrics;
+pub mod opsfile;
+pub mod pidfile;
+pub mod shutdown;
