@@ -10,12 +10,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mirror_maker::front::translate::{self, ClientSettings, Role, TranslateOptions};
+use mirror_maker::front::properties;
+use mirror_maker::front::translate;
+
+use mirror_maker::front::settings::{ClientSettings, Role, TranslateOptions};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn parse(text: &str) -> translate::PropertiesFile {
-    translate::parse(Path::new("t.properties"), text.as_bytes()).unwrap()
+fn parse(text: &str) -> properties::PropertiesFile {
+    properties::parse(Path::new("t.properties"), text.as_bytes()).unwrap()
 }
 
 fn translate(role: Role, text: &str) -> Result<ClientSettings, String> {
@@ -24,7 +27,7 @@ fn translate(role: Role, text: &str) -> Result<ClientSettings, String> {
 
 fn sample(name: &str, role: Role) -> ClientSettings {
     let path = Path::new(ROOT).join("config").join(name);
-    let file = translate::load(&path).unwrap();
+    let file = properties::load(&path).unwrap();
     translate::translate_with(&file, role, TranslateOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 

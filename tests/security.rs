@@ -353,7 +353,9 @@ fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
 /// store paths point at real stores (made here with openssl).
 #[test]
 fn sample_secure_files_translate() {
-    use mirror_maker::front::translate::{self, Role};
+    use mirror_maker::front::properties;
+    use mirror_maker::front::settings::Role;
+    use mirror_maker::front::translate;
     let dir = tmpdir();
     let sh = |script: &str| run(Command::new("sh").arg("-c").arg(script).current_dir(&dir), script);
     sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out ca.pem -days 2 -subj /CN=sample 2>/dev/null");
@@ -362,7 +364,7 @@ fn sample_secure_files_translate() {
     let load = |name: &str| {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/").to_string() + name).unwrap();
         let text = text.replace("/etc/mirror-maker/", &format!("{}/", dir.display()));
-        translate::parse(Path::new(name), text.as_bytes()).unwrap()
+        properties::parse(Path::new(name), text.as_bytes()).unwrap()
     };
     let c = translate::translate(&load("secure-consumer.properties"), Role::Consumer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.get("security.protocol"), Some("sasl_ssl"));

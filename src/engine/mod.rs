@@ -31,7 +31,10 @@ use crate::engine::provenance::Provenance;
 use crate::engine::throttle::Throttle;
 use crate::engine::topics::TopicSync;
 use crate::front::mm1::cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
-use crate::front::translate::{self, ClientSettings, Role};
+use crate::front::properties;
+use crate::front::settings;
+use crate::front::settings::{ClientSettings, Role};
+use crate::front::translate;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, exit, Shutdown};
@@ -50,8 +53,8 @@ impl fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
-impl From<translate::ConfigError> for StartError {
-    fn from(e: translate::ConfigError) -> Self {
+impl From<properties::ConfigError> for StartError {
+    fn from(e: properties::ConfigError) -> Self {
         StartError(e.0)
     }
 }
@@ -87,16 +90,16 @@ fn log_settings(s: &ClientSettings) {
 pub fn plan(options: Options) -> Result<Plan, StartError> {
     let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
     let mut sources = Vec::new();
-    let topts = translate::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
+    let topts = settings::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     for path in &options.consumer_configs {
-        let file = translate::load(path)?;
+        let file = properties::load(path)?;
         let mut settings = translate::translate_with(&file, Role::Consumer, topts)?;
         translate::resolve_brokers(&mut settings)?;
         let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
             .map_err(|e| StartError(e.to_string()))?;
         sources.push(Source { settings, filter: Arc::new(filter) });
     }
-    let target = translate::translate(&translate::load(&options.producer_config)?, Role::Producer)?;
+    let target = translate::translate(&properties::load(&options.producer_config)?, Role::Producer)?;
     let commit_interval_ms = match options.offset_commit_interval_ms {
         Some(ms) => ms,
         None => match sources.iter().find_map(|s| s.settings.auto_commit_interval_ms) {

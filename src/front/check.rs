@@ -19,7 +19,10 @@ use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, Producer};
 
 use crate::front::mm1::cli::Options;
-use crate::front::translate::{self, ClientSettings, Role};
+use crate::front::properties;
+use crate::front::settings;
+use crate::front::settings::{ClientSettings, Role};
+use crate::front::translate;
 use crate::ops::shutdown::exit;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
@@ -107,12 +110,12 @@ pub fn report(options: &Options) -> (String, i32) {
             None
         }
     };
-    let topts = translate::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
+    let topts = settings::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
 
     // The target first: the topic list below says where each topic goes.
     r.line("");
     r.line(format!("== producer (target cluster): {}", options.producer_config.display()));
-    let target = match translate::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
+    let target = match properties::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
         Ok(s) => Some(s),
         Err(e) => {
             r.problem(e.0);
@@ -135,7 +138,7 @@ pub fn report(options: &Options) -> (String, i32) {
     for (i, path) in options.consumer_configs.iter().enumerate() {
         r.line("");
         r.line(format!("== consumer {} (source cluster): {}", i + 1, path.display()));
-        let settings = translate::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
+        let settings = properties::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
             translate::resolve_brokers(&mut s)?;
             Ok(s)
         });

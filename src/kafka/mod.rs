@@ -3,4 +3,5 @@
 
 #![allow(unsafe_code)]
 
+pub mod conf;
 pub mod fetched;

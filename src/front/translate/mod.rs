@@ -13,231 +13,11 @@ pub mod security;
 pub mod zookeeper;
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
-use std::fmt;
-use std::path::{Path, PathBuf};
 
-use rdkafka::ClientConfig;
-
-/// One `key=value` line of a properties file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Property {
-    pub key: String,
-    pub value: String,
-    pub line: usize,
-}
-
-/// A loaded properties file; a repeated key keeps its last value, as in Java.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PropertiesFile {
-    pub path: PathBuf,
-    pub props: Vec<Property>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-pub fn load(path: &Path) -> Result<PropertiesFile, ConfigError> {
-    let text = std::fs::read(path).map_err(|e| ConfigError(format!("cannot read properties file {}: {e}", path.display())))?;
-    parse(path, &text)
-}
-
-/// Reads a properties file as Java's `Properties.load(InputStream)` does:
-/// ISO-8859-1, each byte the character of the same number (MirrorMaker
-/// loads its files that way), with `\uXXXX` escapes for anything else.
-/// Values are trimmed as Java's `String.trim()` trims (characters up to
-/// U+0020), as the clients' ConfigDef does; a repeated key keeps its last
-/// value and line.
-pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
-    use java_properties::{LineContent, PropertiesIter};
-    let ascii = latin1_as_escapes(text);
-    // Each key's place in `slots`; a repeat empties the earlier slot, so the
-    // file keeps Java's last-wins in one pass.
-    let mut slots: Vec<Option<Property>> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for line in PropertiesIter::new(ascii.as_slice()) {
-        let line = line.map_err(|e| ConfigError(format!("{}: not a valid properties file: {e}", path.display())))?;
-        if let LineContent::KVPair(key, value) = line.content() {
-            let key = java_trim(key).to_string();
-            let value = java_trim(value).to_string();
-            if let Some(old) = index.insert(key.clone(), slots.len()) {
-                slots[old] = None;
-            }
-            slots.push(Some(Property { key, value, line: line.line_number() }));
-        }
-    }
-    Ok(PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() })
-}
-
-/// Java's `String.trim()`: only characters up to U+0020 count as space.
-fn java_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c <= ' ')
-}
-
-/// The file's bytes as ASCII for the properties reader, which decodes
-/// Windows-1252 (0x80 would become U+20AC): every byte from 0x80 up is
-/// written as the `\u00XX` escape of the same character. A byte escaped by a
-/// backslash (`\é`, which Java reads as `é`) loses that backslash, since an
-/// escape cannot be escaped again. Line breaks are untouched, so line
-/// numbers stay right.
-fn latin1_as_escapes(text: &[u8]) -> Vec<u8> {
-    if text.is_ascii() {
-        return text.to_vec();
-    }
-    let mut out = Vec::with_capacity(text.len() + text.len() / 4);
-    let mut backslashes = 0usize;
-    for &b in text {
-        if b < 0x80 {
-            backslashes = if b == b'\\' { backslashes + 1 } else { 0 };
-            out.push(b);
-            continue;
-        }
-        if backslashes % 2 == 1 {
-            out.pop();
-        }
-        backslashes = 0;
-        out.extend_from_slice(format!("\\u{b:04X}").as_bytes());
-    }
-    out
-}
-
-impl PropertiesFile {
-    pub fn get(&self, key: &str) -> Option<&Property> {
-        self.props.iter().find(|p| p.key == key)
-    }
-
-    fn at(&self, p: &Property) -> String {
-        format!("{}:{}", self.path.display(), p.line)
-    }
-}
-
-/// Which client a file configures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Consumer,
-    Producer,
-}
-
-/// Where an effective setting came from, for logs and `--check-config`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Origin {
-    File { at: String, key: String },
-    Default(&'static str),
-}
-
-/// A translated client configuration plus what the mirror itself must do.
-#[derive(Debug, Clone)]
-pub struct ClientSettings {
-    pub role: Role,
-    pub path: PathBuf,
-    pub entries: BTreeMap<String, (String, Origin)>,
-    pub warnings: Vec<String>,
-    /// Infos worth one log line (not problems).
-    pub notices: Vec<String>,
-    pub group_id: Option<String>,
-    pub exclude_internal_topics: bool,
-    /// An auto-commit interval from the file, used as the commit-after-ack
-    /// interval when `--offset.commit.interval.ms` is not given.
-    pub auto_commit_interval_ms: Option<u64>,
-    pub bootstrap: String,
-    /// `zookeeper.connect` of a ZooKeeper-era consumer file without a broker
-    /// list, with its file:line; [`resolve_brokers`] reads the brokers there.
-    pub zookeeper_connect: Option<(String, String)>,
-    /// 0.8's `kafka.producer.ByteArrayPartitioner`: keyed records are placed
-    /// by `abs(Arrays.hashCode(key)) % n` (a custom partitioner).
-    pub byte_array_partitioner: bool,
-}
-
-/// Choices the command line makes about how files are read.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TranslateOptions {
-    /// `--accept.zookeeper.offsets.loss`: a consumer file with
-    /// `offsets.storage=zookeeper` starts from `auto.offset.reset`.
-    pub accept_zookeeper_offsets_loss: bool,
-}
-
-/// A value fit for a log line: secrets are never printed.
-pub fn shown(key: &str, value: &str) -> String {
-    if crate::front::translate::security::is_secret(key) {
-        "[redacted]".into()
-    } else {
-        value.to_string()
-    }
-}
-
-impl ClientSettings {
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.entries.get(key).map(|(v, _)| v.as_str())
-    }
-
-    fn set(&mut self, key: &str, value: impl Into<String>, origin: Origin) {
-        self.entries.insert(key.to_string(), (value.into(), origin));
-    }
-
-    fn default(&mut self, key: &str, value: &str, why: &'static str) {
-        if !self.entries.contains_key(key) {
-            self.set(key, value, Origin::Default(why));
-        }
-    }
-
-    pub fn client_config(&self) -> ClientConfig {
-        let mut c = ClientConfig::new();
-        for (k, (v, _)) in &self.entries {
-            c.set(k, v);
-        }
-        c
-    }
-
-    /// One line per setting with its origin; secrets redacted.
-    pub fn describe(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .map(|(k, (v, o))| {
-                let origin = match o {
-                    Origin::File { at, key } if key == k => at.clone(),
-                    Origin::File { at, key } => format!("{at}, translated from {key}"),
-                    Origin::Default(why) => format!("default: {why}"),
-                };
-                // Free text made from a secret key's value is secret too (a
-                // PEM keystore's path in ssl.certificate.location, the JAAS
-                // scope); flags and enums derived from one are not.
-                let from_secret =
-                    matches!(o, Origin::File { key, .. } if crate::front::translate::security::is_secret(key)) && librdkafka_accepts(k, "any text").is_ok();
-                let v = if from_secret { "[redacted]".to_string() } else { shown(k, v) };
-                format!("{k}={v}  # {origin}")
-            })
-            .collect()
-    }
-}
-
-/// Checks a key and value against librdkafka itself, so a bad value fails
-/// here with the file and line, not later with a bare librdkafka message.
-pub(crate) fn librdkafka_accepts(key: &str, value: &str) -> Result<(), (bool, String)> {
-    use rdkafka::bindings as rd;
-    let (Ok(k), Ok(v)) = (CString::new(key), CString::new(value)) else {
-        return Err((false, "contains a NUL byte".into()));
-    };
-    let mut err = [0 as std::os::raw::c_char; 512];
-    // SAFETY: a scratch conf object, destroyed below; strings are NUL-terminated.
-    unsafe {
-        let conf = rd::rd_kafka_conf_new();
-        let res = rd::rd_kafka_conf_set(conf, k.as_ptr(), v.as_ptr(), err.as_mut_ptr(), err.len());
-        rd::rd_kafka_conf_destroy(conf);
-        match res {
-            rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK => Ok(()),
-            rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_UNKNOWN => Err((true, String::new())),
-            _ => Err((false, std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy().into_owned())),
-        }
-    }
-}
+use crate::front::properties::{ConfigError, PropertiesFile, Property};
+use crate::front::secrets::shown;
+use crate::front::settings::{ClientSettings, Origin, Role, TranslateOptions};
+use crate::kafka::conf::{accepts, Refusal};
 
 /// Java client keys that librdkafka lacks, and how each is handled.
 enum Rule {
@@ -438,7 +218,7 @@ fn parse_long(file: &PropertiesFile, p: &Property) -> Result<i64, ConfigError> {
 /// own range check, so it can never drift from the linked version.
 fn librdkafka_range(key: &str) -> Option<(f64, f64)> {
     // A string key takes any text; numeric, enum and boolean keys refuse this.
-    if matches!(librdkafka_accepts(key, "x"), Ok(()) | Err((true, _))) {
+    if matches!(accepts(key, "x"), Ok(()) | Err(Refusal::Unknown)) {
         return None;
     }
     let range_in = |msg: &str| -> Option<(f64, f64)> {
@@ -447,13 +227,15 @@ fn librdkafka_range(key: &str) -> Option<(f64, f64)> {
         Some((lo.trim().parse().ok()?, hi.trim().parse().ok()?))
     };
     let (lo, hi) = (i32::MIN.to_string(), i32::MAX.to_string());
-    let low = match librdkafka_accepts(key, &lo) {
+    let low = match accepts(key, &lo) {
         Ok(()) => f64::from(i32::MIN),
-        Err((_, msg)) => return range_in(&msg),
+        Err(Refusal::Invalid(msg)) => return range_in(&msg),
+        Err(Refusal::Unknown) => return None,
     };
-    match librdkafka_accepts(key, &hi) {
+    match accepts(key, &hi) {
         Ok(()) => Some((low, f64::from(i32::MAX))),
-        Err((_, msg)) => range_in(&msg),
+        Err(Refusal::Invalid(msg)) => range_in(&msg),
+        Err(Refusal::Unknown) => None,
     }
 }
 
@@ -482,12 +264,12 @@ fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str,
 
 /// A key neither table covers, as librdkafka would get it: the value with
 /// numbers normalised, or librdkafka's verdict (`(true, _)`: unknown key).
-fn normalised(file: &PropertiesFile, p: &Property, key: &str, warnings: &mut Vec<String>) -> Result<Result<String, (bool, String)>, ConfigError> {
-    if let Err((true, m)) = librdkafka_accepts(key, &p.value) {
-        return Ok(Err((true, m)));
+fn normalised(file: &PropertiesFile, p: &Property, key: &str, warnings: &mut Vec<String>) -> Result<Result<String, Refusal>, ConfigError> {
+    if let Err(Refusal::Unknown) = accepts(key, &p.value) {
+        return Ok(Err(Refusal::Unknown));
     }
     let v = normalise_number(file, p, key, &p.value, warnings)?;
-    Ok(librdkafka_accepts(key, &v).map(|()| v))
+    Ok(accepts(key, &v).map(|()| v))
 }
 
 fn parse_java_bool(file: &PropertiesFile, p: &Property) -> Result<bool, ConfigError> {
@@ -529,7 +311,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
     };
 
     for p in &file.props {
-        let key = p.key.strip_prefix("topic.").filter(|k| librdkafka_accepts(k, &p.value).is_ok()).unwrap_or(&p.key);
+        let key = p.key.strip_prefix("topic.").filter(|k| accepts(k, &p.value).is_ok()).unwrap_or(&p.key);
         if p.value.is_empty() && key != "ssl.endpoint.identification.algorithm" {
             s.warnings.push(format!("{}: {} has an empty value and is ignored (Java treats it as unset)", file.at(p), p.key));
             continue;
@@ -646,7 +428,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
                 "client.dns.lookup" => {
                     // Java < 2.6 had `default`, which is today's use_all_dns_ips.
                     let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
-                    if let Err((_, msg)) = librdkafka_accepts("client.dns.lookup", &v) {
+                    if let Err(Refusal::Invalid(msg)) = accepts("client.dns.lookup", &v) {
                         return Err(ConfigError(format!("{}: client.dns.lookup='{}' is not accepted: {msg}", file.at(p), p.value)));
                     }
                     user_set(&mut s, p, "client.dns.lookup", v);
@@ -738,7 +520,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
             },
             None => match normalised(file, p, key, &mut s.warnings)? {
                 Ok(v) => user_set(&mut s, p, key, v),
-                Err((true, _)) => {
+                Err(Refusal::Unknown) => {
                     let hint = did_you_mean(key).map(|k| format!(" Did you mean '{k}'?")).unwrap_or_default();
                     s.warnings.push(format!(
                         "{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it).{hint}",
@@ -746,7 +528,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
                         p.key
                     ));
                 }
-                Err((false, msg)) => {
+                Err(Refusal::Invalid(msg)) => {
                     return Err(ConfigError(format!(
                         "{}: {}='{}' is not accepted: {msg}",
                         file.at(p),
@@ -1132,6 +914,8 @@ fn producer_defaults(s: &mut ClientSettings) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::properties::parse;
+    use std::path::Path;
 
     fn file(text: &str) -> PropertiesFile {
         parse(Path::new("test.properties"), text.as_bytes()).unwrap()
@@ -1366,7 +1150,7 @@ mod tests {
     fn every_emitted_setting_is_accepted_by_librdkafka() {
         for s in [consumer("bootstrap.servers=h:1\ngroup.id=g\n"), producer("bootstrap.servers=h:1\n")] {
             for (k, (v, _)) in &s.entries {
-                assert!(librdkafka_accepts(k, v).is_ok(), "{k}={v}");
+                assert!(accepts(k, v).is_ok(), "{k}={v}");
             }
         }
     }

@@ -18,162 +18,15 @@ use std::path::{Path, PathBuf};
 
 use rdkafka::error::RDKafkaErrorCode;
 
+use crate::front::properties::{ConfigError, PropertiesFile, Property};
+use crate::front::secrets::{is_secret, shown};
+use crate::front::settings::{ClientSettings, Origin};
 use crate::front::translate::jaas;
-use crate::front::translate::{librdkafka_accepts, ClientSettings, ConfigError, Origin, PropertiesFile, Property};
+use crate::kafka::conf::{accepts, Refusal};
 
 /// Keys this module translates (all of them, including librdkafka's own).
 pub fn owns(key: &str) -> bool {
     key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
-}
-
-/// Whether a (Java or librdkafka) key holds a secret that must never be
-/// logged or shown. librdkafka's own judgement comes first: every property
-/// its table flags `_RK_SENSITIVE` (read from the linked library, see
-/// [`librdkafka_sensitive_keys`]). A Java key is secret when Java declares
-/// it a password ([`JAVA_PASSWORD_KEYS`]) or when its value becomes the
-/// value of a sensitive librdkafka key ([`JAVA_TRANSLATIONS`]). Paths count:
-/// librdkafka flags ssl.key.location, so the keystore's location is named by
-/// its key in messages, never written out. The truststore's path becomes
-/// only ssl.ca.location; the public certificates read from the file may go
-/// to ssl.ca.pem, but that is not the key's value, so the path stays shown
-/// (the keytool command that converts a JKS truststore needs it).
-pub fn is_secret(key: &str) -> bool {
-    let k = key.trim();
-    let k = k.strip_prefix("topic.").unwrap_or(k);
-    librdkafka_sensitive_keys().iter().any(|s| s == k)
-        || JAVA_PASSWORD_KEYS.contains(&k)
-        || JAVA_TRANSLATIONS.iter().any(|(java, targets)| *java == k && targets.iter().any(|t| librdkafka_sensitive_keys().iter().any(|s| s == t)))
-}
-
-/// The Java client keys of `ConfigDef.Type.PASSWORD` (Kafka's SslConfigs and
-/// SaslConfigs, up to 4.1): Java itself never logs their values.
-pub const JAVA_PASSWORD_KEYS: &[&str] = &[
-    "ssl.key.password",
-    "ssl.keystore.password",
-    "ssl.truststore.password",
-    "ssl.keystore.key",
-    "ssl.keystore.certificate.chain",
-    "ssl.truststore.certificates",
-    "sasl.jaas.config",
-    "sasl.oauthbearer.client.credentials.client.secret",
-    "sasl.oauthbearer.assertion.private.key.passphrase",
-];
-
-/// The librdkafka keys whose value [`translate`] makes from each Java
-/// key's value when the names differ (all it may use, whatever a store
-/// turns out to be). Checked against the translation itself by a test.
-pub const JAVA_TRANSLATIONS: &[(&str, &[&str])] = &[
-    ("ssl.truststore.location", &["ssl.ca.location"]),
-    ("ssl.truststore.certificates", &["ssl.ca.pem"]),
-    ("ssl.keystore.location", &["ssl.keystore.location", "ssl.key.location", "ssl.certificate.location"]),
-    ("ssl.keystore.key", &["ssl.key.pem"]),
-    ("ssl.keystore.certificate.chain", &["ssl.certificate.pem"]),
-    (
-        "sasl.jaas.config",
-        &[
-            "sasl.username",
-            "sasl.password",
-            "sasl.oauthbearer.config",
-            "sasl.oauthbearer.client.id",
-            "sasl.oauthbearer.client.secret",
-            "sasl.oauthbearer.scope",
-            "sasl.oauthbearer.extensions",
-            "sasl.oauthbearer.method",
-            "enable.sasl.oauthbearer.unsecure.jwt",
-        ],
-    ),
-];
-
-/// Every key [`is_secret`] is true for that a properties file can hold:
-/// librdkafka's sensitive properties, the Java password keys and the Java
-/// keys whose values become sensitive librdkafka values.
-pub fn secret_keys() -> Vec<String> {
-    let mut keys: Vec<String> = librdkafka_sensitive_keys().to_vec();
-    keys.extend(JAVA_PASSWORD_KEYS.iter().map(|k| k.to_string()));
-    keys.extend(JAVA_TRANSLATIONS.iter().map(|(k, _)| k.to_string()).filter(|k| is_secret(k)));
-    keys.sort();
-    keys.dedup();
-    keys
-}
-
-/// The properties librdkafka flags `_RK_SENSITIVE`, as the linked library
-/// says: each property of its table (`rd_kafka_conf_properties_show`) is set
-/// to a marker and read back after `rd_kafka_conf_desensitize`, librdkafka's
-/// own scrubbing of sensitive values, which blanks exactly those.
-/// (`rd_kafka_conf_dump` would be public but does not redact in librdkafka
-/// 2.12; only its debug dump does.) A property this build lists but does
-/// not support is counted too: it cannot be probed. Read once.
-pub fn librdkafka_sensitive_keys() -> &'static [String] {
-    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    KEYS.get_or_init(|| librdkafka_property_names().into_iter().filter(|k| librdkafka_scrubs(k)).collect())
-}
-
-mod ffi {
-    use std::os::raw::{c_char, c_int, c_void};
-
-    extern "C" {
-        /// librdkafka's own (rdkafka_conf.h, exported but not in rdkafka.h).
-        pub fn rd_kafka_conf_desensitize(conf: *mut rdkafka::bindings::rd_kafka_conf_t);
-        pub fn open_memstream(buf: *mut *mut c_char, len: *mut usize) -> *mut c_void;
-        pub fn fclose(f: *mut c_void) -> c_int;
-        pub fn free(p: *mut c_void);
-    }
-}
-
-/// Every property name of librdkafka's table (aliases included, hidden
-/// internals left out), from the table librdkafka prints of itself.
-pub fn librdkafka_property_names() -> Vec<String> {
-    let mut buf: *mut std::os::raw::c_char = std::ptr::null_mut();
-    let mut len = 0usize;
-    // SAFETY: open_memstream owns buf until fclose, after which buf holds
-    // len bytes that we copy and free, as its contract says.
-    let text = unsafe {
-        let f = ffi::open_memstream(&mut buf, &mut len);
-        if f.is_null() {
-            return Vec::new();
-        }
-        rdkafka::bindings::rd_kafka_conf_properties_show(f.cast());
-        ffi::fclose(f);
-        let bytes = std::slice::from_raw_parts(buf as *const u8, len).to_vec();
-        ffi::free(buf.cast());
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    let mut names: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.split_once(" | ").map(|(name, _)| name.trim().to_string()))
-        .filter(|n| !n.is_empty() && n != "Property" && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_'))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// Whether librdkafka blanks this property when it scrubs a configuration.
-fn librdkafka_scrubs(key: &str) -> bool {
-    use rdkafka::bindings as rd;
-    const MARK: &str = "mirror-maker-sensitivity-probe";
-    let (Ok(k), Ok(v)) = (std::ffi::CString::new(key), std::ffi::CString::new(MARK)) else { return false };
-    let mut err = [0 as std::os::raw::c_char; 512];
-    let mut out = [0 as std::os::raw::c_char; 128];
-    let mut out_len = out.len();
-    // SAFETY: a scratch conf object, destroyed below; strings are NUL-terminated
-    // and the buffers' sizes are passed along.
-    unsafe {
-        let conf = rd::rd_kafka_conf_new();
-        let set = rd::rd_kafka_conf_set(conf, k.as_ptr(), v.as_ptr(), err.as_mut_ptr(), err.len());
-        let scrubbed = if set == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
-            ffi::rd_kafka_conf_desensitize(conf);
-            let got = rd::rd_kafka_conf_get(conf, k.as_ptr(), out.as_mut_ptr(), &mut out_len);
-            got != rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK || std::ffi::CStr::from_ptr(out.as_ptr()).to_bytes() != MARK.as_bytes()
-        } else {
-            // A property left out of this build (OIDC without libcurl, say)
-            // cannot be set, so its flag cannot be read: count it as
-            // sensitive, since its value only ever shows up in a refusal.
-            std::ffi::CStr::from_ptr(err.as_ptr()).to_string_lossy().contains("not supported in this build")
-        };
-        rd::rd_kafka_conf_destroy(conf);
-        scrubbed
-    }
 }
 
 /// Java SASL mechanisms librdkafka knows (upper case, as it compares them).
@@ -411,12 +264,14 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
 
 /// A key librdkafka may know under the same name.
 fn pass(file: &PropertiesFile, s: &mut ClientSettings, p: &Property, key: &str, value: &str) -> Result<(), ConfigError> {
-    match librdkafka_accepts(key, value) {
+    match accepts(key, value) {
         Ok(()) => set(s, file, p, key, value),
-        Err((true, _)) => s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)", at(file, p), p.key)),
-        Err((false, _)) if key.starts_with("sasl.kerberos.") => s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key)),
-        Err((false, msg)) => {
-            return Err(err(file, p, format!("'{}' is not accepted: {msg}", crate::front::translate::shown(key, value))));
+        Err(Refusal::Unknown) => {
+            s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)", at(file, p), p.key))
+        }
+        Err(Refusal::Invalid(_)) if key.starts_with("sasl.kerberos.") => s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key)),
+        Err(Refusal::Invalid(msg)) => {
+            return Err(err(file, p, format!("'{}' is not accepted: {msg}", shown(key, value))));
         }
     }
     Ok(())
@@ -649,7 +504,7 @@ fn oauthbearer<'a>(
         .filter_map(|(k, v)| k.strip_prefix("extension_").or_else(|| k.strip_prefix("unsecuredLoginExtension_")).map(|n| format!("{n}={v}")))
         .collect();
     if oidc {
-        if librdkafka_accepts("sasl.oauthbearer.method", "oidc").is_err() {
+        if accepts("sasl.oauthbearer.method", "oidc").is_err() {
             return Err(err(file, jp, "OIDC (OAuthBearerLoginCallbackHandler) needs librdkafka built with libcurl, which this build is not (the rdkafka crate's curl feature); use SCRAM or PLAIN, or an unsecured JWT for tests"));
         }
         let (Some(id), Some(secret)) = (j.get("clientId"), j.get("clientSecret")) else {
@@ -758,7 +613,11 @@ pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::translate::{parse, translate as translate_file, Role};
+    use crate::front::properties::parse;
+    use crate::front::secrets::{secret_keys, JAVA_TRANSLATIONS};
+    use crate::front::settings::Role;
+    use crate::front::translate::translate as translate_file;
+    use crate::kafka::conf::sensitive_keys as librdkafka_sensitive_keys;
 
     fn producer(text: &str) -> Result<ClientSettings, ConfigError> {
         translate_file(&parse(Path::new("p.properties"), text.as_bytes()).unwrap(), Role::Producer)
@@ -1072,7 +931,7 @@ mod tests {
         ] {
             assert!(is_secret(k), "{k}");
             assert!(secret_keys().iter().any(|s| s == k), "{k}");
-            assert_eq!(crate::front::translate::shown(k, "x"), "[redacted]");
+            assert_eq!(shown(k, "x"), "[redacted]");
         }
         for k in [
             "ssl.ca.location",
@@ -1091,46 +950,6 @@ mod tests {
     /// The sensitive set is read from librdkafka's table, not written here:
     /// every property it lists is probed, and the answer matches what
     /// librdkafka's own scrubbing does to a configuration holding them all.
-    #[test]
-    fn librdkafka_sensitive_keys_are_what_librdkafka_scrubs() {
-        use rdkafka::bindings as rd;
-        let names = librdkafka_property_names();
-        assert!(names.len() > 150 && names.iter().any(|n| n == "bootstrap.servers") && names.iter().any(|n| n == "sasl.password"), "{names:?}");
-        let sensitive = librdkafka_sensitive_keys();
-        assert!(sensitive.len() < names.len() / 2, "{sensitive:?}");
-        // One configuration with every string property set to its own name,
-        // scrubbed once: exactly the sensitive ones (those this build can
-        // hold) lose their value. Aliases share a value with their target,
-        // so only names that still hold their own value before the scrub count.
-        // SAFETY: a scratch conf object, destroyed below; NUL-terminated strings
-        // and buffer sizes passed along.
-        unsafe {
-            let conf = rd::rd_kafka_conf_new();
-            let get = |c: &std::ffi::CString| {
-                let mut out = [0 as std::os::raw::c_char; 512];
-                let mut len = out.len();
-                let ok = rd::rd_kafka_conf_get(conf, c.as_ptr(), out.as_mut_ptr(), &mut len) == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK;
-                ok.then(|| std::ffi::CStr::from_ptr(out.as_ptr()).to_bytes().to_vec())
-            };
-            let names_c: Vec<(String, std::ffi::CString)> = names.iter().map(|n| (n.clone(), std::ffi::CString::new(n.as_str()).unwrap())).collect();
-            for (_, c) in &names_c {
-                let mut err = [0 as std::os::raw::c_char; 512];
-                rd::rd_kafka_conf_set(conf, c.as_ptr(), c.as_ptr(), err.as_mut_ptr(), err.len());
-            }
-            let held: Vec<&(String, std::ffi::CString)> = names_c.iter().filter(|(n, c)| get(c).as_deref() == Some(n.as_bytes())).collect();
-            assert!(held.len() > 20, "{}", held.len());
-            ffi::rd_kafka_conf_desensitize(conf);
-            let mut scrubbed = 0;
-            for (n, c) in held {
-                let lost = get(c).as_deref() != Some(n.as_bytes());
-                assert_eq!(lost, sensitive.contains(n), "{n}: scrubbed by librdkafka {lost}, in the sensitive list {}", sensitive.contains(n));
-                scrubbed += usize::from(lost);
-            }
-            assert!(scrubbed >= 5, "{scrubbed}");
-            rd::rd_kafka_conf_destroy(conf);
-        }
-    }
-
     /// No translated setting that librdkafka counts sensitive comes from a
     /// Java key that is_secret misses, and JAVA_TRANSLATIONS lists every key
     /// a listed Java key really becomes: checked on files that take each
@@ -1159,7 +978,7 @@ mod tests {
         let mut seen = 0;
         for text in &files {
             let s = ok(text);
-            let file = crate::front::translate::parse(Path::new("p.properties"), used(text).as_bytes()).unwrap();
+            let file = crate::front::properties::parse(Path::new("p.properties"), used(text).as_bytes()).unwrap();
             for (k, (v, origin)) in &s.entries {
                 let Origin::File { key: java, .. } = origin else { continue };
                 if java == k {
@@ -1247,7 +1066,7 @@ mod tests {
                     sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=u password=p;\n\
                     ssl.cipher.suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
         for (k, (v, _)) in &s.entries {
-            assert!(librdkafka_accepts(k, v).is_ok(), "{k}={v}");
+            assert!(accepts(k, v).is_ok(), "{k}={v}");
         }
     }
 }
