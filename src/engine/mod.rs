@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod consumer;
+pub mod formats;
 pub mod fxhash;
 pub mod handoff;
 pub mod offsets;

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod mm1;
+pub mod mm2;
 pub mod properties;
 pub mod secrets;
 pub mod settings;

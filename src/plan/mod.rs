@@ -6,3 +6,4 @@
 pub mod filter;
 pub mod handler;
 pub mod partitioner;
+pub mod policy;

@@ -1,0 +1,1 @@
+//! MirrorMaker 2's replication policies: how remote topics are named.
