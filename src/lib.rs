@@ -13,7 +13,7 @@
 //!
 //! [`demo`] runs the self-contained demo on top of all of them.
 
-// #![deny(unsafe_code)] -- TEMP
+#![deny(unsafe_code)]
 
 pub mod demo;
 pub mod engine;
@@ -21,3 +21,5 @@ pub mod front;
 pub mod kafka;
 pub mod ops;
 pub mod plan;
+#[cfg(test)]
+pub mod testkit;

@@ -12,7 +12,6 @@
 //! (bounded) for the revoked partitions' records to be acknowledged,
 //! commits them, then lets go.
 
-use std::ffi::CStr;
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -31,6 +30,7 @@ use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
 use crate::engine::producer::MetaProducer;
 use crate::engine::provenance::Provenance;
 use crate::engine::topics::TopicSync;
+use crate::kafka::commit::CommitQueue;
 use crate::kafka::fetched;
 use crate::ops::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::ops::shutdown::{exit, Shutdown};
@@ -292,7 +292,7 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
         }
     }
     let started = Instant::now();
-    let answer = match CommitQueue::send(consumer, &list) {
+    let answer = match CommitQueue::send(consumer.client(), &list) {
         Ok(queue) => match queue.answer(until) {
             Some(answer) => answer,
             None => {
@@ -327,80 +327,6 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
             warn!("[{name}] offset commit failed: {e}; the same offsets are committed again at the next attempt");
             false
         }
-    }
-}
-
-/// A commit's own reply queue: librdkafka's commit, answered there instead
-/// of through the consumer's callbacks, so it can be waited on with a bound.
-pub struct CommitQueue(*mut rdkafka::bindings::rd_kafka_queue_t);
-
-// SAFETY: a librdkafka queue handle may be used from any thread; this one
-// is only ever used by its stream, under the context's lock.
-unsafe impl Send for CommitQueue {}
-
-/// What the coordinator answered: the partitions it refused, with why; or
-/// why the whole commit failed.
-type CommitAnswer = Result<Vec<(String, i32, String)>, String>;
-
-impl CommitQueue {
-    /// Sends the commit of `list`; its answer comes on the returned queue.
-    fn send(consumer: &SourceConsumer, list: &TopicPartitionList) -> Result<CommitQueue, String> {
-        use rdkafka::bindings as rd;
-        let rk = consumer.client().native_ptr();
-        // SAFETY: `rk` is the live consumer's handle; the queue is ours until
-        // dropped, and librdkafka keeps its own reference for the commit's
-        // reply, so a reply that comes after we let go is dropped by
-        // librdkafka, not written to freed memory.
-        let queue = CommitQueue(unsafe { rd::rd_kafka_queue_new(rk) });
-        // SAFETY: `list` is valid for the call (librdkafka copies it); no
-        // callback, so the result comes back as an event on `queue`.
-        let err = unsafe { rd::rd_kafka_commit_queue(rk, list.ptr(), queue.0, None, std::ptr::null_mut()) };
-        if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-            return Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string());
-        }
-        Ok(queue)
-    }
-
-    /// The answer, waited for until `until`; None if it has not come.
-    fn answer(&self, until: Instant) -> Option<CommitAnswer> {
-        use rdkafka::bindings as rd;
-        let wait = until.saturating_duration_since(Instant::now());
-        // SAFETY: polls our own live queue; the only thing ever put on it
-        // is this commit's result.
-        let event = unsafe { rd::rd_kafka_queue_poll(self.0, i32::try_from(wait.as_millis()).unwrap_or(i32::MAX)) };
-        if event.is_null() {
-            return None;
-        }
-        // SAFETY: `event` is a live event we own until destroyed below;
-        // its partition list (possibly null) lives as long as it does.
-        let answer = unsafe {
-            let err = rd::rd_kafka_event_error(event);
-            let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
-            } else {
-                let tpl = rd::rd_kafka_event_topic_partition_list(event);
-                let elems = if tpl.is_null() || (*tpl).cnt <= 0 { &[][..] } else { std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize) };
-                Ok(elems
-                    .iter()
-                    .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
-                    .map(|e| {
-                        let topic = CStr::from_ptr(e.topic).to_string_lossy().into_owned();
-                        (topic, e.partition, rdkafka::error::RDKafkaErrorCode::from(e.err).to_string())
-                    })
-                    .collect())
-            };
-            rd::rd_kafka_event_destroy(event);
-            answer
-        };
-        Some(answer)
-    }
-}
-
-impl Drop for CommitQueue {
-    fn drop(&mut self) {
-        // SAFETY: created in send, released once; an answer still to come
-        // is dropped by librdkafka (see send).
-        unsafe { rdkafka::bindings::rd_kafka_queue_destroy(self.0) };
     }
 }
 
@@ -674,9 +600,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
     // Looked up by the name's bytes: `Message::topic` checks them as UTF-8
     // for every record (1.5% of the instructions per 100 B record); a name
     // is checked once, when its route is made.
-    // SAFETY: a fetched message's topic handle and its name live as long as
-    // the message.
-    let name = unsafe { CStr::from_ptr(rdkafka::bindings::rd_kafka_topic_name((*msg.ptr()).rkt)) }.to_bytes();
+    let name = crate::kafka::fetched::topic_name(msg);
     let r = match routes.get_mut(name) {
         Some(r) => r,
         None => {
@@ -916,16 +840,10 @@ impl Stream {
     }
 }
 
-/// The partition's log start as librdkafka last learned it (from a fetch
-/// response or an earlier query), without asking the broker; None when it
+/// The partition's log start as librdkafka last learned it; None when it
 /// knows none yet.
 fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Option<i64> {
-    let topic = std::ffi::CString::new(topic.as_bytes()).ok()?;
-    let (mut low, mut high) = (-1i64, -1i64);
-    // SAFETY: the live consumer's handle and a NUL-terminated name; librdkafka
-    // only reads its cache and writes the two offsets.
-    let err = unsafe { rdkafka::bindings::rd_kafka_get_watermark_offsets(consumer.client().native_ptr(), topic.as_ptr(), *partition, &mut low, &mut high) };
-    (err == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0).then_some(low)
+    crate::kafka::client::cached_log_start(consumer.client(), topic, *partition)
 }
 
 /// Partition-preserving mode needs every source partition on the target.

@@ -12,8 +12,6 @@
 //! or is skipped, logged and counted (skip mode). With `--throttle.*`, a
 //! worker takes its tokens before each send (see `throttle`).
 
-use std::ffi::{c_int, c_void, CString};
-use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -25,8 +23,7 @@ use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::types::{RDKafka, RDKafkaTopic};
-use rdkafka::{bindings, ClientConfig, ClientContext, Timestamp};
+use rdkafka::{ClientConfig, ClientContext, Timestamp};
 
 use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
 use crate::engine::fxhash::FxHashMap;
@@ -34,6 +31,7 @@ use crate::engine::handoff::LaneRx;
 use crate::engine::offsets::AckHandle;
 use crate::engine::provenance::HEADER_C;
 use crate::engine::throttle::Throttle;
+use crate::kafka::produce::{send_lingering, MainQueue, TopicHandles};
 use crate::ops::metrics::{Metrics, TopicMetrics};
 use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::partitioner::ByteArrayPartitioner;
@@ -562,33 +560,23 @@ const MAX_FULL_BACKOFF: Duration = Duration::from_millis(1);
 /// the producer's main queue (where reports arrive).
 struct Reports<'p> {
     producer: &'p TargetProducer,
-    queue: *mut bindings::rd_kafka_queue_t,
+    queue: MainQueue<'p>,
 }
 
 impl<'p> Reports<'p> {
     fn new(producer: &'p TargetProducer) -> Reports<'p> {
-        // SAFETY: the borrow keeps the producer alive; the handle is
-        // released in drop.
-        Reports { producer, queue: unsafe { bindings::rd_kafka_queue_get_main(producer.client().native_ptr()) } }
+        Reports { producer, queue: MainQueue::of(producer.client()) }
     }
 
     fn serve(&self) {
         // Bounded, so a flood of reports cannot keep records from being sent.
         for _ in 0..1024 {
-            // SAFETY: a live queue handle (see new).
-            if unsafe { bindings::rd_kafka_queue_length(self.queue) } == 0 {
+            if self.queue.is_empty() {
                 break;
             }
             self.producer.poll(Duration::ZERO);
         }
         self.producer.context().settle_delivered();
-    }
-}
-
-impl Drop for Reports<'_> {
-    fn drop(&mut self) {
-        // SAFETY: obtained in new, released once.
-        unsafe { bindings::rd_kafka_queue_destroy(self.queue) };
     }
 }
 
@@ -606,7 +594,7 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: LaneRx, shutdown
         .name(format!("mirrormaker-producer-{index}"))
         .spawn(move || {
             let metrics = producer.context().metrics.clone();
-            let mut topics = TopicHandles::new(&producer);
+            let mut topics = TopicHandles::new(producer.client());
             let reports = Reports::new(&producer);
             loop {
                 reports.serve();
@@ -646,9 +634,7 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: LaneRx, shutdown
             // streams, waiting for them until the same deadline, could give
             // up first and commit less.
             let drained = loop {
-                // SAFETY: the worker's live producer. With no wait, this
-                // only sends lingering batches at once.
-                unsafe { bindings::rd_kafka_flush(producer.client().native_ptr(), 0) };
+                send_lingering(producer.client());
                 reports.serve();
                 if !producer.context().resends.is_empty() && !resend_alone(&producer, &reports, &shutdown) {
                     break false;
@@ -673,131 +659,12 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: LaneRx, shutdown
         .expect("spawn producer worker")
 }
 
-/// A worker's librdkafka topic handles, one per target topic, kept for
-/// the worker's life.
-///
-/// rust-rdkafka's `send` names the topic afresh for every record: a C
-/// string allocated and freed, and a topic lookup under the client's
-/// write lock inside librdkafka (5% of the instructions per 100 B record
-/// in callgrind). A record without headers of its own is produced here
-/// straight through `rd_kafka_produceva` with the cached handle instead,
-/// with the same flags rust-rdkafka uses (a copy of key and value, the
-/// same delivery opaque); one with headers goes through rust-rdkafka,
-/// which owns the header list's handover.
-struct TopicHandles {
-    rk: *mut RDKafka,
-    handles: FxHashMap<Arc<str>, *mut RDKafkaTopic>,
-    /// The last handle used, by the address of its name as the map holds
-    /// it (alive as long as the map, so never reused by another name):
-    /// records come in runs of one topic, and hashing the name for every
-    /// record was 1% of the cycles at 100 B.
-    last: Option<(*const u8, *mut RDKafkaTopic)>,
-}
-
-impl TopicHandles {
-    fn new(producer: &TargetProducer) -> TopicHandles {
-        TopicHandles { rk: producer.client().native_ptr(), handles: FxHashMap::default(), last: None }
-    }
-
-    /// The handle, created on first use; None where librdkafka refuses one
-    /// (the record then goes through rust-rdkafka, which reports why).
-    fn get(&mut self, topic: &Arc<str>) -> Option<*mut RDKafkaTopic> {
-        let id = Arc::as_ptr(topic) as *const u8;
-        if let Some((name, rkt)) = self.last {
-            if name == id {
-                return Some(rkt);
-            }
-        }
-        if let Some((name, rkt)) = self.handles.get_key_value(topic) {
-            if Arc::ptr_eq(name, topic) {
-                self.last = Some((id, *rkt));
-            }
-            return Some(*rkt);
-        }
-        let name = CString::new(topic.as_bytes()).ok()?;
-        // SAFETY: rk is the worker's producer, alive as long as this table
-        // (dropped first); a null conf means the producer's default topic
-        // configuration, the one rust-rdkafka's send uses too.
-        let rkt = unsafe { bindings::rd_kafka_topic_new(self.rk, name.as_ptr(), ptr::null_mut()) };
-        if rkt.is_null() {
-            return None;
-        }
-        self.handles.insert(topic.clone(), rkt);
-        self.last = Some((id, rkt));
-        Some(rkt)
-    }
-}
-
-impl Drop for TopicHandles {
-    fn drop(&mut self) {
-        for rkt in self.handles.values() {
-            // SAFETY: created by rd_kafka_topic_new above, released once;
-            // records still in flight hold librdkafka's own references.
-            unsafe { bindings::rd_kafka_topic_destroy(*rkt) };
-        }
-    }
-}
-
-/// Produces one record through a cached topic handle; librdkafka copies
-/// key and value (and builds the provenance header from `stamp`).
-#[allow(clippy::too_many_arguments)]
-fn produce_direct(
-    rk: *mut RDKafka,
-    rkt: *mut RDKafkaTopic,
-    partition: Option<i32>,
-    key: Option<&[u8]>,
-    value: Option<&[u8]>,
-    opaque: usize,
-    timestamp: Option<i64>,
-    stamp: Option<&str>,
-) -> Result<(), KafkaError> {
-    use bindings::rd_kafka_vtype_t::*;
-    use bindings::rd_kafka_vu_s__bindgen_ty_1 as U;
-    let vu = |vtype, u| bindings::rd_kafka_vu_t { vtype, u };
-    let mem = |b: Option<&[u8]>| {
-        let (ptr, size) = b.map_or((ptr::null_mut(), 0), |b| (b.as_ptr() as *mut c_void, b.len()));
-        U { mem: bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_1 { ptr, size } }
-    };
-    let mut vus = [
-        vu(RD_KAFKA_VTYPE_RKT, U { rkt }),
-        vu(RD_KAFKA_VTYPE_PARTITION, U { i32_: partition.unwrap_or(-1) }),
-        vu(RD_KAFKA_VTYPE_MSGFLAGS, U { i: bindings::RD_KAFKA_MSG_F_COPY as c_int }),
-        vu(RD_KAFKA_VTYPE_VALUE, mem(value)),
-        vu(RD_KAFKA_VTYPE_KEY, mem(key)),
-        vu(RD_KAFKA_VTYPE_OPAQUE, U { ptr: opaque as *mut c_void }),
-        // 0: librdkafka stamps the time of sending.
-        vu(RD_KAFKA_VTYPE_TIMESTAMP, U { i64_: timestamp.unwrap_or(0) }),
-        // Room for the provenance header; not passed without one.
-        vu(RD_KAFKA_VTYPE_END, U { ptr: ptr::null_mut() }),
-    ];
-    let mut count = vus.len() - 1;
-    if let Some(id) = stamp {
-        let header =
-            bindings::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_2 { name: HEADER_C.as_ptr(), val: id.as_ptr() as *const c_void, size: id.len() as isize };
-        vus[count] = vu(RD_KAFKA_VTYPE_HEADER, U { header });
-        count += 1;
-    }
-    // SAFETY: rk and rkt are alive (see TopicHandles); the pointers and
-    // lengths describe live slices, copied before the call returns
-    // (RD_KAFKA_MSG_F_COPY); the header name is NUL-terminated. A returned
-    // error is ours to free.
-    unsafe {
-        let error = bindings::rd_kafka_produceva(rk, vus.as_ptr(), count);
-        if error.is_null() {
-            return Ok(());
-        }
-        let code = bindings::rd_kafka_error_code(error);
-        bindings::rd_kafka_error_destroy(error);
-        Err(KafkaError::MessageProduction(code.into()))
-    }
-}
-
 /// Sends one record whose key and value are in `bytes`, its batch's buffer.
 #[allow(clippy::too_many_arguments)]
 fn send(
     producer: &TargetProducer,
     reports: &Reports<'_>,
-    topics: &mut TopicHandles,
+    topics: &mut TopicHandles<'_>,
     routes: &[Arc<PartitionRoute>],
     bytes: &[u8],
     rec: MirrorRecord,
@@ -854,7 +721,7 @@ fn send(
     let mut backoff = Duration::from_micros(200);
     loop {
         let result = match (direct, record.take()) {
-            (Some(rkt), _) => produce_direct(topics.rk, rkt, partition, key, value, opaque, timestamp, stamp),
+            (Some(rkt), _) => topics.produce(rkt, partition, key, value, opaque, timestamp, stamp.map(|id| (HEADER_C, id))),
             (None, Some(r)) => producer.send(r).map_err(|(e, back)| {
                 record = Some(back);
                 e
@@ -989,9 +856,7 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
             if shutdown.deadline_passed() {
                 return false;
             }
-            // SAFETY: the worker's live producer; with no wait this only
-            // sends lingering batches at once.
-            unsafe { bindings::rd_kafka_flush(producer.client().native_ptr(), 0) };
+            send_lingering(producer.client());
             reports.serve();
             thread::sleep(IDLE_WAIT_IN_FLIGHT);
         }

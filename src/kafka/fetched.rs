@@ -94,6 +94,15 @@ pub fn without_headers(msg: &BorrowedMessage<'_>) -> bool {
     }
 }
 
+/// The record's topic name as bytes. `Message::topic` checks them as UTF-8
+/// for every record (1.5% of the instructions per 100 B record); a caller
+/// looking routes up by name checks a name once, when its route is made.
+pub fn topic_name<'m>(msg: &'m BorrowedMessage<'_>) -> &'m [u8] {
+    // SAFETY: a fetched message's topic handle and its name live as long as
+    // the message.
+    unsafe { std::ffi::CStr::from_ptr(rdkafka::bindings::rd_kafka_topic_name((*msg.ptr()).rkt)) }.to_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

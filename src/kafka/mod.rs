@@ -3,5 +3,9 @@
 
 #![allow(unsafe_code)]
 
+pub mod client;
+pub mod commit;
 pub mod conf;
 pub mod fetched;
+pub mod produce;
+pub mod unix;

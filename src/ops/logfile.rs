@@ -14,7 +14,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -68,13 +67,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 /// Clears O_NONBLOCK: a pipe whose reader lags must slow the writer, not
 /// drop its lines with EAGAIN.
 fn blocking(file: &File) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL on a descriptor this File owns and keeps open.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::kafka::unix::set_blocking(file)
 }
 
 impl LogFile {

@@ -1,0 +1,19 @@
+//! What a client knows without asking a broker.
+
+use std::ffi::CString;
+
+use rdkafka::client::Client;
+use rdkafka::ClientContext;
+
+/// The partition's log start as librdkafka last learned it (from a fetch
+/// response or an earlier query), without asking the broker; None when it
+/// knows none yet.
+pub fn cached_log_start<C: ClientContext>(client: &Client<C>, topic: &str, partition: i32) -> Option<i64> {
+    let topic = CString::new(topic.as_bytes()).ok()?;
+    let (mut low, mut high) = (-1i64, -1i64);
+    // SAFETY: the live client's handle (borrowed for the call) and a
+    // NUL-terminated name; librdkafka only reads its cache and writes the
+    // two offsets.
+    let err = unsafe { rdkafka::bindings::rd_kafka_get_watermark_offsets(client.native_ptr(), topic.as_ptr(), partition, &mut low, &mut high) };
+    (err == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0).then_some(low)
+}
