@@ -4,6 +4,11 @@
 //! [`Options`] (plain values, validated, no I/O), and the pipeline later
 //! builds clients, filters and channels from them.
 //!
+//! Each option is defined once, in the table below (`OPTIONS`): its name,
+//! its help, its default and how its value is read and checked. The clap
+//! command, the spellings MM1 accepted and the reading into [`Options`] all
+//! come from that one definition.
+//!
 //! MM1 used joptsimple, which accepts `--opt value`, `--opt=value` and
 //! `-opt value`, and takes the next token as the value even when it starts
 //! with a dash. Commands copied from web pages also arrive with en dashes
@@ -19,45 +24,6 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 /// The built-in message handlers (MM1 loaded Java classes instead).
 pub const HANDLERS: &[&str] = &["identity", "topic-rename", "topic-prefix", "partition-preserving"];
-
-/// Every long option MM1 or we accept, with whether it takes a value.
-/// Used to recognise the single-dash and dash-mangled spellings.
-const LONG_OPTIONS: &[(&str, bool)] = &[
-    ("consumer.config", true),
-    ("producer.config", true),
-    ("whitelist", true),
-    ("include", true),
-    ("blacklist", true),
-    ("num.streams", true),
-    ("num.producers", true),
-    ("queue.size", true),
-    ("queue.byte.size", true),
-    ("offset.commit.interval.ms", true),
-    ("abort.on.send.failure", true),
-    ("message.handler", true),
-    ("message.handler.args", true),
-    ("consumer.rebalance.listener", true),
-    ("rebalance.listener.args", true),
-    ("new.consumer", false),
-    ("new.producer", false),
-    ("topic.refresh.interval.ms", true),
-    ("drain.timeout.ms", true),
-    ("stats.interval.ms", true),
-    ("pid.file", true),
-    ("log.file", true),
-    ("metrics.port", true),
-    ("metrics.bind", true),
-    ("create.topics", true),
-    ("sync.partitions", true),
-    ("provenance.header", true),
-    ("throttle.records.per.sec", true),
-    ("throttle.bytes.per.sec", true),
-    ("demo", false),
-    ("check-config", false),
-    ("accept.zookeeper.offsets.loss", false),
-    ("help", false),
-    ("version", false),
-];
 
 /// What the user asked for, validated but not yet turned into clients.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,20 +71,20 @@ impl Options {
             producer_config,
             include: Some(include.to_string()),
             exclude: None,
-            num_streams: 1,
-            num_producers: 1,
-            queue_size: 10_000,
-            queue_byte_size: DEFAULT_QUEUE_BYTE_SIZE,
+            num_streams: NUM_STREAMS.kind.default,
+            num_producers: NUM_PRODUCERS.kind.default,
+            queue_size: QUEUE_SIZE.kind.default,
+            queue_byte_size: QUEUE_BYTE_SIZE.kind.default,
             offset_commit_interval_ms: None,
-            abort_on_send_failure: true,
-            handler: HandlerSpec { name: "identity".into(), args: None },
-            topic_refresh_interval_ms: DEFAULT_TOPIC_REFRESH_INTERVAL_MS,
-            drain_timeout_ms: DEFAULT_DRAIN_TIMEOUT_MS,
-            stats_interval_ms: DEFAULT_STATS_INTERVAL_MS,
+            abort_on_send_failure: ABORT_ON_SEND_FAILURE.kind.default,
+            handler: HandlerSpec { name: MESSAGE_HANDLER.kind.default.into(), args: None },
+            topic_refresh_interval_ms: TOPIC_REFRESH_INTERVAL_MS.kind.default,
+            drain_timeout_ms: DRAIN_TIMEOUT_MS.kind.default,
+            stats_interval_ms: STATS_INTERVAL_MS.kind.default,
             pid_file: None,
             log_file: None,
             metrics_port: None,
-            metrics_bind: "127.0.0.1".into(),
+            metrics_bind: METRICS_BIND.kind.default.into(),
             beyond: BeyondOptions::default(),
             notices: Vec::new(),
             accept_zookeeper_offsets_loss: false,
@@ -144,38 +110,14 @@ impl Default for BeyondOptions {
     fn default() -> Self {
         // No provenance header by default: the target's records are the
         // source's, byte for byte, as MM1 wrote them; active/active turns it on.
-        BeyondOptions { create_topics: true, sync_partitions: true, provenance: false, throttle_records_per_sec: None, throttle_bytes_per_sec: None }
+        BeyondOptions {
+            create_topics: CREATE_TOPICS.kind.default,
+            sync_partitions: SYNC_PARTITIONS.kind.default,
+            provenance: PROVENANCE_HEADER.kind.default,
+            throttle_records_per_sec: None,
+            throttle_bytes_per_sec: None,
+        }
     }
-}
-
-fn beyond_options(m: &ArgMatches) -> Result<BeyondOptions, UsageError> {
-    let defaults = BeyondOptions::default();
-    let flag = |name: &str, default: bool, what: &str| -> Result<bool, UsageError> {
-        match m.get_one::<String>(name) {
-            None => Ok(default),
-            Some(v) => parse_bool(v).ok_or_else(|| UsageError(format!("--{name} '{v}' is not a boolean; write true or false ({what})"))),
-        }
-    };
-    let rate = |name: &str, unit: &str| -> Result<Option<u64>, UsageError> {
-        match m.get_one::<String>(name) {
-            None => Ok(None),
-            Some(v) => match v.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => Ok(Some(n)),
-                _ => Err(UsageError(format!("--{name} '{v}' must be a whole number of {unit} per second, at least 1 (leave it out for no limit)"))),
-            },
-        }
-    };
-    Ok(BeyondOptions {
-        create_topics: flag("create.topics", defaults.create_topics, "false leaves topic creation to the target broker, as MM1 did")?,
-        sync_partitions: flag("sync.partitions", defaults.sync_partitions, "false: partitions added at the source are not added on the target")?,
-        provenance: flag(
-            "provenance.header",
-            defaults.provenance,
-            "true stamps each record with its source cluster and stops loops between two mirrors running in opposite directions",
-        )?,
-        throttle_records_per_sec: rate("throttle.records.per.sec", "records")?,
-        throttle_bytes_per_sec: rate("throttle.bytes.per.sec", "bytes")?,
-    })
 }
 
 pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
@@ -218,71 +160,597 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+// ---------------------------------------------------------------------------
+// How an option is defined.
+
+/// How an option takes values on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    /// None: a flag, given or not.
+    Nothing,
+    /// One value (which may start with a dash, as joptsimple allowed).
+    One,
+    /// One value each time the option is given.
+    Each,
+}
+
+/// One command-line option: everything about it is here. `K`, its kind,
+/// says how its value is read and checked, and holds its default.
+struct Opt<K> {
+    /// The long name, without dashes; also its id in clap's matches.
+    name: &'static str,
+    /// The value's name in the help (`FILE`, `MS`); unused by flags.
+    value_name: &'static str,
+    /// The help line; `{default}` stands for the kind's default.
+    help: &'static str,
+    /// Left out of `--help` (MM1 options that are refused).
+    hidden: bool,
+    kind: K,
+}
+
+impl<K> Opt<K> {
+    const fn new(name: &'static str, value_name: &'static str, kind: K, help: &'static str) -> Opt<K> {
+        Opt { name, value_name, help, hidden: false, kind }
+    }
+
+    const fn flag(name: &'static str, kind: K, help: &'static str) -> Opt<K> {
+        Opt::new(name, "", kind, help)
+    }
+
+    /// The value given on the command line, if any.
+    fn given<'m>(&self, m: &'m ArgMatches) -> Option<&'m String> {
+        m.get_one::<String>(self.name)
+    }
+}
+
+/// What every kind of option tells the clap command.
+trait Kind {
+    const TAKES: Takes = Takes::One;
+
+    /// The default, as `{default}` in the help shows it.
+    fn default_text(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The kinds whose help shows their `default` field.
+macro_rules! shows_default {
+    ($($kind:ty),*) => {
+        $(impl Kind for $kind {
+            fn default_text(&self) -> Option<String> {
+                Some(self.default.to_string())
+            }
+        })*
+    };
+}
+
+shows_default!(TextOr, Handler, Count, Millis, MillisIfGiven, Bool);
+
+/// Any option, whatever its kind: what the clap command and the
+/// recognition of MM1's spellings need of it.
+trait Spec {
+    fn name(&self) -> &'static str;
+    fn arg(&self) -> Arg;
+    /// Whether the help shows the default exactly when there is one.
+    #[cfg(test)]
+    fn help_states_default(&self) -> bool;
+}
+
+impl<K: Kind> Spec for Opt<K> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn arg(&self) -> Arg {
+        let help = match self.kind.default_text() {
+            Some(default) => self.help.replace("{default}", &default),
+            None => self.help.to_string(),
+        };
+        let arg = Arg::new(self.name).long(self.name).help(help).hide(self.hidden);
+        match K::TAKES {
+            Takes::Nothing => arg.action(ArgAction::SetTrue),
+            Takes::One => arg.value_name(self.value_name).allow_hyphen_values(true).action(ArgAction::Set),
+            Takes::Each => arg.value_name(self.value_name).allow_hyphen_values(true).action(ArgAction::Append),
+        }
+    }
+
+    #[cfg(test)]
+    fn help_states_default(&self) -> bool {
+        self.kind.default_text().is_some() == self.help.contains("{default}")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The kinds of option: how each reads and checks its value.
+
+/// Given or not (`--demo`).
+struct Flag;
+
+impl Kind for Flag {
+    const TAKES: Takes = Takes::Nothing;
+}
+
+impl Opt<Flag> {
+    fn read(&self, m: &ArgMatches) -> bool {
+        m.get_flag(self.name)
+    }
+}
+
+/// An MM1 flag accepted and ignored, with a notice saying why.
+struct NoEffect {
+    why: &'static str,
+}
+
+impl Kind for NoEffect {
+    const TAKES: Takes = Takes::Nothing;
+}
+
+impl Opt<NoEffect> {
+    fn notice(&self, m: &ArgMatches) -> Option<String> {
+        m.get_flag(self.name).then(|| format!("--{} has no effect: {}", self.name, self.kind.why))
+    }
+}
+
+/// An MM1 option this mirror cannot honour: giving it is an error, which
+/// follows `--name ` (`{value}` stands for the value given).
+struct Refused {
+    why: &'static str,
+}
+
+impl Kind for Refused {}
+
+impl Opt<Refused> {
+    fn check(&self, m: &ArgMatches) -> Result<(), UsageError> {
+        match self.given(m) {
+            None => Ok(()),
+            Some(v) => Err(UsageError(format!("--{} {}", self.name, self.kind.why.replace("{value}", v)))),
+        }
+    }
+}
+
+/// A required file, given once; `what` says what it holds.
+struct File {
+    what: &'static str,
+}
+
+/// A required file, given once or more.
+struct Files {
+    what: &'static str,
+}
+
+impl Kind for File {}
+
+impl Kind for Files {
+    const TAKES: Takes = Takes::Each;
+}
+
+impl<K> Opt<K> {
+    fn missing(&self, what: &str) -> UsageError {
+        UsageError(format!("missing required option --{} {} ({what})", self.name, self.value_name))
+    }
+}
+
+impl Opt<File> {
+    fn read(&self, m: &ArgMatches) -> Result<PathBuf, UsageError> {
+        self.given(m).map(PathBuf::from).ok_or_else(|| self.missing(self.kind.what))
+    }
+}
+
+impl Opt<Files> {
+    fn read(&self, m: &ArgMatches) -> Result<Vec<PathBuf>, UsageError> {
+        let files: Vec<PathBuf> = m.get_many::<String>(self.name).map(|v| v.map(PathBuf::from).collect()).unwrap_or_default();
+        if files.is_empty() {
+            return Err(self.missing(self.kind.what));
+        }
+        Ok(files)
+    }
+}
+
+/// An optional path.
+struct Path;
+
+impl Kind for Path {}
+
+impl Opt<Path> {
+    fn read(&self, m: &ArgMatches) -> Option<PathBuf> {
+        self.given(m).map(PathBuf::from)
+    }
+}
+
+/// Optional text, taken as given.
+struct Text;
+
+impl Kind for Text {}
+
+impl Opt<Text> {
+    fn read(&self, m: &ArgMatches) -> Option<String> {
+        self.given(m).cloned()
+    }
+}
+
+/// Text, taken as given, with a default.
+struct TextOr {
+    default: &'static str,
+}
+
+impl Opt<TextOr> {
+    fn read(&self, m: &ArgMatches) -> String {
+        self.given(m).cloned().unwrap_or_else(|| self.kind.default.into())
+    }
+}
+
+/// The name of one of the [`HANDLERS`], trimmed.
+struct Handler {
+    default: &'static str,
+}
+
+impl Opt<Handler> {
+    fn read(&self, m: &ArgMatches) -> Result<String, UsageError> {
+        let name = self.given(m).map_or(self.kind.default, |n| n.trim());
+        if HANDLERS.contains(&name) {
+            return Ok(name.to_string());
+        }
+        let hint = if name.contains('.') && name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+            " Java handler classes cannot be loaded by this native mirror; pick the built-in that does the same job"
+        } else {
+            ""
+        };
+        Err(UsageError(format!(
+            "--{} '{name}' is not a built-in handler.{hint}: {} (topic-rename takes --message.handler.args 'src:dst,src2:dst2', topic-prefix takes the prefix)",
+            self.name,
+            HANDLERS.join(", ")
+        )))
+    }
+}
+
+/// A whole number of at least 1.
+struct Count {
+    default: usize,
+}
+
+impl Opt<Count> {
+    fn read(&self, m: &ArgMatches) -> Result<usize, UsageError> {
+        match self.given(m) {
+            None => Ok(self.kind.default),
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(UsageError(format!("--{} '{v}' must be a whole number of at least 1", self.name))),
+            },
+        }
+    }
+}
+
+/// Milliseconds, at least `min`, with a default.
+struct Millis {
+    default: u64,
+    min: u64,
+}
+
+/// Milliseconds, `None` when not given: something else may stand in, and
+/// `default` (what the help shows) applies only when nothing does.
+struct MillisIfGiven {
+    default: u64,
+}
+
+impl<K> Opt<K> {
+    fn millis(&self, v: &str) -> Result<u64, UsageError> {
+        v.trim().parse::<u64>().map_err(|_| UsageError(format!("--{} '{v}' must be a whole number of milliseconds (0 or more)", self.name)))
+    }
+}
+
+impl Opt<Millis> {
+    fn read(&self, m: &ArgMatches) -> Result<u64, UsageError> {
+        let ms = self.given(m).map(|v| self.millis(v)).transpose()?.unwrap_or(self.kind.default);
+        if ms < self.kind.min {
+            return Err(UsageError(format!("--{} must be at least {}", self.name, self.kind.min)));
+        }
+        Ok(ms)
+    }
+}
+
+impl Opt<MillisIfGiven> {
+    fn read(&self, m: &ArgMatches) -> Result<Option<u64>, UsageError> {
+        self.given(m).map(|v| self.millis(v)).transpose()
+    }
+}
+
+/// true or false in any case, nothing else (Scala's `toBoolean`); `fix`
+/// follows "is not a boolean; " in the error.
+struct Bool {
+    default: bool,
+    fix: &'static str,
+}
+
+impl Opt<Bool> {
+    fn read(&self, m: &ArgMatches) -> Result<bool, UsageError> {
+        let Some(v) = self.given(m) else { return Ok(self.kind.default) };
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(UsageError(format!("--{} '{v}' is not a boolean; {}", self.name, self.kind.fix))),
+        }
+    }
+}
+
+/// A limit per second, at least 1; no limit when not given.
+struct Rate {
+    unit: &'static str,
+}
+
+impl Kind for Rate {}
+
+impl Opt<Rate> {
+    fn read(&self, m: &ArgMatches) -> Result<Option<u64>, UsageError> {
+        let Some(v) = self.given(m) else { return Ok(None) };
+        match v.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(UsageError(format!(
+                "--{} '{v}' must be a whole number of {} per second, at least 1 (leave it out for no limit)",
+                self.name, self.kind.unit
+            ))),
+        }
+    }
+}
+
+/// A TCP port; off when not given.
+struct Port;
+
+impl Kind for Port {}
+
+impl Opt<Port> {
+    fn read(&self, m: &ArgMatches) -> Result<Option<u16>, UsageError> {
+        let Some(v) = self.given(m) else { return Ok(None) };
+        let port = v.trim().parse::<u16>().ok().filter(|p| *p > 0);
+        port.map(Some).ok_or_else(|| UsageError(format!("--{} '{v}' must be a TCP port from 1 to 65535", self.name)))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The options.
+
+const CONSUMER_CONFIG: Opt<Files> = Opt::new(
+    "consumer.config",
+    "FILE",
+    Files { what: "the source cluster's consumer properties" },
+    "Consumer properties of a source cluster (its group.id is the group). Repeat for several source clusters.",
+);
+const PRODUCER_CONFIG: Opt<File> =
+    Opt::new("producer.config", "FILE", File { what: "the target cluster's producer properties" }, "Producer properties of the target cluster.");
+const WHITELIST: Opt<Text> =
+    Opt::new("whitelist", "REGEX", Text, "Topics to mirror: a Java regex, full match; ',' separates alternatives. Deprecated name of --include.");
+const INCLUDE: Opt<Text> = Opt::new("include", "REGEX", Text, "Topics to mirror (same as --whitelist, the Kafka 3.x name).");
+const BLACKLIST: Opt<Text> = Opt::new("blacklist", "REGEX", Text, "Topics never to mirror; with --include: include minus exclude.");
+const NUM_STREAMS: Opt<Count> =
+    Opt::new("num.streams", "N", Count { default: 1 }, "Consumer threads per source cluster, each with its own consumer in the group. Default {default}.");
+const NUM_PRODUCERS: Opt<Count> =
+    Opt::new("num.producers", "N", Count { default: 1 }, "Producer workers writing to the target, each with its own producer. Default {default}.");
+const QUEUE_SIZE: Opt<Count> =
+    Opt::new("queue.size", "N", Count { default: 10_000 }, "Records buffered per producer worker before consumers pause (backpressure). Default {default}.");
+const QUEUE_BYTE_SIZE: Opt<Count> = Opt::new(
+    "queue.byte.size",
+    "BYTES",
+    Count { default: DEFAULT_QUEUE_BYTE_SIZE },
+    "Bytes of keys and values buffered per producer worker before consumers pause, beside --queue.size (whichever binds first). Default {default} (2 MiB).",
+);
+const OFFSET_COMMIT_INTERVAL_MS: Opt<MillisIfGiven> = Opt::new(
+    "offset.commit.interval.ms",
+    "MS",
+    MillisIfGiven { default: DEFAULT_OFFSET_COMMIT_INTERVAL_MS },
+    "How often acknowledged offsets are committed to the source. Default {default}.",
+);
+const ABORT_ON_SEND_FAILURE: Opt<Bool> = Opt::new(
+    "abort.on.send.failure",
+    "BOOL",
+    Bool { default: true, fix: "write true (stop on a rejected record) or false (skip and count it)" },
+    "true: a record the target rejects for good stops the mirror (exit 255); false: it is skipped, logged and counted. Default {default}.",
+);
+const MESSAGE_HANDLER: Opt<Handler> = Opt::new(
+    "message.handler",
+    "NAME",
+    Handler { default: "identity" },
+    "Built-in handler: {default} (default), topic-rename, topic-prefix, partition-preserving.",
+);
+const MESSAGE_HANDLER_ARGS: Opt<Text> =
+    Opt::new("message.handler.args", "ARGS", Text, "Handler argument: topic-rename 'src:dst,src2:dst2'; topic-prefix 'prefix.'.");
+const CONSUMER_REBALANCE_LISTENER: Opt<Refused> = Opt {
+    hidden: true,
+    ..Opt::new(
+        "consumer.rebalance.listener",
+        "CLASS",
+        Refused {
+            why: "{value}: Java rebalance listeners cannot be loaded by this native mirror. Remove the option (and --rebalance.listener.args); \
+              on revocation, in-flight records are drained and committed before partitions are released.",
+        },
+        "Not supported (Java classes cannot be loaded).",
+    )
+};
+const REBALANCE_LISTENER_ARGS: Opt<Refused> = Opt {
+    hidden: true,
+    ..Opt::new(
+        "rebalance.listener.args",
+        "ARGS",
+        Refused { why: "is only meaningful with --consumer.rebalance.listener, which is not supported; remove it." },
+        "Not supported.",
+    )
+};
+const NEW_CONSUMER: Opt<NoEffect> =
+    Opt::flag("new.consumer", NoEffect { why: "the modern Kafka protocol is always used" }, "Accepted for compatibility; no effect.");
+const NEW_PRODUCER: Opt<NoEffect> =
+    Opt::flag("new.producer", NoEffect { why: "the modern Kafka protocol is always used" }, "Accepted for compatibility; no effect.");
+const TOPIC_REFRESH_INTERVAL_MS: Opt<Millis> = Opt::new(
+    "topic.refresh.interval.ms",
+    "MS",
+    Millis { default: DEFAULT_TOPIC_REFRESH_INTERVAL_MS, min: 1 },
+    "How often source topics are listed to find new matching topics. Default {default}.",
+);
+const DRAIN_TIMEOUT_MS: Opt<Millis> = Opt::new(
+    "drain.timeout.ms",
+    "MS",
+    Millis { default: DEFAULT_DRAIN_TIMEOUT_MS, min: 0 },
+    "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default {default}.",
+);
+const STATS_INTERVAL_MS: Opt<Millis> = Opt::new(
+    "stats.interval.ms",
+    "MS",
+    Millis { default: DEFAULT_STATS_INTERVAL_MS, min: 0 },
+    "How often a stats line (rates, lag, in flight, dropped) is logged; 0 turns it off. Default {default}.",
+);
+const LOG_FILE: Opt<Path> = Opt::new("log.file", "PATH", Path, "Write the log to this file (appending) instead of stderr; SIGHUP reopens it, for logrotate.");
+const PID_FILE: Opt<Path> = Opt::new(
+    "pid.file",
+    "PATH",
+    Path,
+    "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.",
+);
+const METRICS_PORT: Opt<Port> = Opt::new("metrics.port", "PORT", Port, "Serve Prometheus metrics on this port at /metrics. Off by default.");
+const METRICS_BIND: Opt<TextOr> =
+    Opt::new("metrics.bind", "ADDR", TextOr { default: "127.0.0.1" }, "Address the metrics endpoint listens on. Default {default} (this host only).");
+const CREATE_TOPICS: Opt<Bool> = Opt::new(
+    "create.topics",
+    "BOOL",
+    Bool { default: true, fix: "write true or false (false leaves topic creation to the target broker, as MM1 did)" },
+    "Create a missing target topic like the source topic (partitions, replication up to the target's broker count, topic configs). \
+     false: the target broker decides, as with MM1. Default {default}.",
+);
+const SYNC_PARTITIONS: Opt<Bool> = Opt::new(
+    "sync.partitions",
+    "BOOL",
+    Bool { default: true, fix: "write true or false (false: partitions added at the source are not added on the target)" },
+    "When a source topic gains partitions, add them to the target topic. Default {default}.",
+);
+const PROVENANCE_HEADER: Opt<Bool> = Opt::new(
+    "provenance.header",
+    "BOOL",
+    Bool {
+        default: false,
+        fix: "write true or false (true stamps each record with its source cluster and stops loops between two mirrors running in opposite directions)",
+    },
+    "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, \
+     so A->B and B->A can run together (turn it on in both directions). Default {default}: the target's records are the source's, byte for byte.",
+);
+const THROTTLE_RECORDS_PER_SEC: Opt<Rate> = Opt::new(
+    "throttle.records.per.sec",
+    "N",
+    Rate { unit: "records" },
+    "Most records per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.",
+);
+const THROTTLE_BYTES_PER_SEC: Opt<Rate> = Opt::new(
+    "throttle.bytes.per.sec",
+    "N",
+    Rate { unit: "bytes" },
+    "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.",
+);
+const CHECK_CONFIG: Opt<Flag> = Opt::flag(
+    "check-config",
+    Flag,
+    "Check the configuration and exit: load and translate every file, connect to each cluster, list the topics that would be mirrored \
+     and every effective client setting with its origin. Consumes and commits nothing. Exit 0 if a run would start, 1 otherwise.",
+);
+const ACCEPT_ZOOKEEPER_OFFSETS_LOSS: Opt<Flag> = Opt::flag(
+    "accept.zookeeper.offsets.loss",
+    Flag,
+    "Run with a consumer file that has offsets.storage=zookeeper: the group's ZooKeeper offsets are not read and partitions start \
+     from auto.offset.reset. Without this option such a file is refused.",
+);
+const DEMO: Opt<Flag> = Opt::flag("demo", Flag, "Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check.");
+const HELP: Opt<Flag> = Opt::flag("help", Flag, "Print this help.");
+const VERSION: Opt<Flag> = Opt::flag("version", Flag, "Print the version.");
+
+/// Every option, in the order `--help` lists them.
+const OPTIONS: &[&dyn Spec] = &[
+    &CONSUMER_CONFIG,
+    &PRODUCER_CONFIG,
+    &WHITELIST,
+    &INCLUDE,
+    &BLACKLIST,
+    &NUM_STREAMS,
+    &NUM_PRODUCERS,
+    &QUEUE_SIZE,
+    &QUEUE_BYTE_SIZE,
+    &OFFSET_COMMIT_INTERVAL_MS,
+    &ABORT_ON_SEND_FAILURE,
+    &MESSAGE_HANDLER,
+    &MESSAGE_HANDLER_ARGS,
+    &CONSUMER_REBALANCE_LISTENER,
+    &REBALANCE_LISTENER_ARGS,
+    &NEW_CONSUMER,
+    &NEW_PRODUCER,
+    &TOPIC_REFRESH_INTERVAL_MS,
+    &DRAIN_TIMEOUT_MS,
+    &STATS_INTERVAL_MS,
+    &LOG_FILE,
+    &PID_FILE,
+    &METRICS_PORT,
+    &METRICS_BIND,
+    &CREATE_TOPICS,
+    &SYNC_PARTITIONS,
+    &PROVENANCE_HEADER,
+    &THROTTLE_RECORDS_PER_SEC,
+    &THROTTLE_BYTES_PER_SEC,
+    &CHECK_CONFIG,
+    &ACCEPT_ZOOKEEPER_OFFSETS_LOSS,
+    &DEMO,
+    &HELP,
+    &VERSION,
+];
+
+/// The clap command: every option of [`OPTIONS`], then the stray words MM1 ignored.
 fn command() -> Command {
-    let value =
-        |name: &'static str, help: &'static str| Arg::new(name).long(name).value_name("VALUE").help(help).allow_hyphen_values(true).action(ArgAction::Set);
-    Command::new("mirror-maker")
+    let command = Command::new("mirror-maker")
         .version(env!("CARGO_PKG_VERSION"))
         .about("Mirror Kafka topics from one or more source clusters to a target cluster, losing nothing.\nA drop-in replacement for kafka-mirror-maker.sh (kafka.tools.MirrorMaker).")
         .disable_version_flag(true)
-        .disable_help_flag(true)
-        .arg(
-            Arg::new("consumer.config")
-                .long("consumer.config")
-                .value_name("FILE")
-                .help("Consumer properties of a source cluster (its group.id is the group). Repeat for several source clusters.")
-                .allow_hyphen_values(true)
-                .action(ArgAction::Append),
-        )
-        .arg(value("producer.config", "Producer properties of the target cluster.").value_name("FILE"))
-        .arg(value("whitelist", "Topics to mirror: a Java regex, full match; ',' separates alternatives. Deprecated name of --include.").value_name("REGEX"))
-        .arg(value("include", "Topics to mirror (same as --whitelist, the Kafka 3.x name).").value_name("REGEX"))
-        .arg(value("blacklist", "Topics never to mirror; with --include: include minus exclude.").value_name("REGEX"))
-        .arg(value("num.streams", "Consumer threads per source cluster, each with its own consumer in the group. Default 1.").value_name("N"))
-        .arg(value("num.producers", "Producer workers writing to the target, each with its own producer. Default 1.").value_name("N"))
-        .arg(value("queue.size", "Records buffered per producer worker before consumers pause (backpressure). Default 10000.").value_name("N"))
-        .arg(value("queue.byte.size", "Bytes of keys and values buffered per producer worker before consumers pause, beside --queue.size (whichever binds first). Default 2097152 (2 MiB).").value_name("BYTES"))
-        .arg(value("offset.commit.interval.ms", "How often acknowledged offsets are committed to the source. Default 60000.").value_name("MS"))
-        .arg(value("abort.on.send.failure", "true: a record the target rejects for good stops the mirror (exit 255); false: it is skipped, logged and counted. Default true.").value_name("BOOL"))
-        .arg(value("message.handler", "Built-in handler: identity (default), topic-rename, topic-prefix, partition-preserving.").value_name("NAME"))
-        .arg(value("message.handler.args", "Handler argument: topic-rename 'src:dst,src2:dst2'; topic-prefix 'prefix.'.").value_name("ARGS"))
-        .arg(value("consumer.rebalance.listener", "Not supported (Java classes cannot be loaded).").value_name("CLASS").hide(true))
-        .arg(value("rebalance.listener.args", "Not supported.").value_name("ARGS").hide(true))
-        .arg(Arg::new("new.consumer").long("new.consumer").action(ArgAction::SetTrue).help("Accepted for compatibility; no effect."))
-        .arg(Arg::new("new.producer").long("new.producer").action(ArgAction::SetTrue).help("Accepted for compatibility; no effect."))
-        .arg(value("topic.refresh.interval.ms", "How often source topics are listed to find new matching topics. Default 30000.").value_name("MS"))
-        .arg(value("drain.timeout.ms", "On shutdown or rebalance, how long to wait for in-flight records to reach the target. Default 60000.").value_name("MS"))
-        .arg(value("stats.interval.ms", "How often a stats line (rates, lag, in flight, dropped) is logged; 0 turns it off. Default 30000.").value_name("MS"))
-        .arg(value("log.file", "Write the log to this file (appending) instead of stderr; SIGHUP reopens it, for logrotate.").value_name("PATH"))
-        .arg(value("pid.file", "Write the process id here and hold a lock on it: a second copy with the same file (e.g. from cron) exits at once with status 4.").value_name("PATH"))
-        .arg(value("metrics.port", "Serve Prometheus metrics on this port at /metrics. Off by default.").value_name("PORT"))
-        .arg(value("metrics.bind", "Address the metrics endpoint listens on. Default 127.0.0.1 (this host only).").value_name("ADDR"))
-        .arg(value("create.topics", "Create a missing target topic like the source topic (partitions, replication up to the target's broker count, topic configs). false: the target broker decides, as with MM1. Default true.").value_name("BOOL"))
-        .arg(value("sync.partitions", "When a source topic gains partitions, add them to the target topic. Default true.").value_name("BOOL"))
-        .arg(value("provenance.header", "Stamp each record with header mirror-maker.source-cluster (the source cluster id) and never copy back a record that came from the target cluster, so A->B and B->A can run together (turn it on in both directions). Default false: the target's records are the source's, byte for byte.").value_name("BOOL"))
-        .arg(value("throttle.records.per.sec", "Most records per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
-        .arg(value("throttle.bytes.per.sec", "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.").value_name("N"))
-        .arg(Arg::new("check-config").long("check-config").action(ArgAction::SetTrue).help(
-            "Check the configuration and exit: load and translate every file, connect to each cluster, list the topics that would be mirrored \
-             and every effective client setting with its origin. Consumes and commits nothing. Exit 0 if a run would start, 1 otherwise.",
-        ))
-        .arg(Arg::new("accept.zookeeper.offsets.loss").long("accept.zookeeper.offsets.loss").action(ArgAction::SetTrue).help(
-            "Run with a consumer file that has offsets.storage=zookeeper: the group's ZooKeeper offsets are not read and partitions start \
-             from auto.offset.reset. Without this option such a file is refused.",
-        ))
-        .arg(Arg::new("demo").long("demo").action(ArgAction::SetTrue).help("Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check."))
-        .arg(Arg::new("help").long("help").action(ArgAction::SetTrue).help("Print this help."))
-        .arg(Arg::new("version").long("version").action(ArgAction::SetTrue).help("Print the version."))
+        .disable_help_flag(true);
+    OPTIONS
+        .iter()
+        .fold(command, |command, option| command.arg(option.arg()))
         .arg(Arg::new("stray").num_args(0..).action(ArgAction::Append).hide(true).allow_hyphen_values(false))
 }
 
-/// The option name a dash-mangled or single-dash token stands for, if any.
-fn known_option(name: &str) -> Option<(&'static str, bool)> {
-    LONG_OPTIONS.iter().copied().find(|(n, _)| *n == name)
+/// Whether `name` (without dashes) is one of [`OPTIONS`].
+fn is_option(name: &str) -> bool {
+    OPTIONS.iter().any(|option| option.name() == name)
 }
+
+// ---------------------------------------------------------------------------
+// MM1's spellings.
 
 const DASHES: &[char] = &['\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}', '\u{2212}'];
 const CURLY_QUOTES: &[char] = &['\u{201C}', '\u{201D}', '\u{201E}', '\u{2018}', '\u{2019}', '\u{201A}', '\u{00AB}', '\u{00BB}'];
+
+/// How an argument spells an option.
+#[derive(Debug, PartialEq)]
+enum Spelling {
+    /// As clap reads it: `--name`, or not an option at all.
+    AsGiven,
+    /// Another dash count joptsimple accepted (`-name`, `---name`): read as the rewrite.
+    Joptsimple(String),
+    /// With a typographic dash (`–name`, pasted from a web page): read as the rewrite, with a notice.
+    Typographic(String),
+}
+
+/// How `arg` spells an option, and its `--name[=value]` form when that differs.
+fn spelling(arg: &str) -> Spelling {
+    // An en dash, em dash or minus sign at the start: a word processor's `--`.
+    let trimmed = arg.trim_start_matches(|c| DASHES.contains(&c) || c == '-');
+    let lead = &arg[..arg.len() - trimmed.len()];
+    let (name, value) = match trimmed.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (trimmed, None),
+    };
+    if lead.is_empty() || lead == "--" || !is_option(name) {
+        return Spelling::AsGiven;
+    }
+    let rebuilt = match value {
+        Some(v) => format!("--{name}={v}"),
+        None => format!("--{name}"),
+    };
+    if lead.chars().any(|c| DASHES.contains(&c)) {
+        Spelling::Typographic(rebuilt)
+    } else {
+        Spelling::Joptsimple(rebuilt)
+    }
+}
 
 /// Rewrites joptsimple-style and typographically mangled arguments into
 /// `--name[=value]` tokens. Returns the tokens and one notice per rewrite.
@@ -290,26 +758,14 @@ pub fn normalise_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     let mut out = Vec::with_capacity(args.len());
     let mut notices = Vec::new();
     for arg in args {
-        let mut fixed = arg.clone();
-        // An en dash, em dash or minus sign at the start: a word processor's `--`.
-        let trimmed = fixed.trim_start_matches(|c| DASHES.contains(&c) || c == '-');
-        let lead = &fixed[..fixed.len() - trimmed.len()];
-        if !lead.is_empty() {
-            let (name, value) = match trimmed.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (trimmed, None),
-            };
-            if known_option(name).is_some() && lead != "--" {
-                let rebuilt = match value {
-                    Some(v) => format!("--{name}={v}"),
-                    None => format!("--{name}"),
-                };
-                if lead.chars().any(|c| DASHES.contains(&c)) {
-                    notices.push(format!("'{arg}' has a typographic dash (pasted from a web page?); read it as '{rebuilt}'"));
-                }
-                fixed = rebuilt;
+        let mut fixed = match spelling(arg) {
+            Spelling::AsGiven => arg.clone(),
+            Spelling::Joptsimple(rebuilt) => rebuilt,
+            Spelling::Typographic(rebuilt) => {
+                notices.push(format!("'{arg}' has a typographic dash (pasted from a web page?); read it as '{rebuilt}'"));
+                rebuilt
             }
-        }
+        };
         // Curly quotes the shell did not remove: strip them from both ends.
         let stripped = strip_curly(&fixed);
         if stripped != fixed {
@@ -330,174 +786,101 @@ fn strip_curly(s: &str) -> String {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Parsing.
+
 /// Parses the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if args.is_empty() {
-        return Err(UsageError(format!("missing required options --consumer.config and --producer.config\n\n{}", command().render_usage())));
+        return Err(UsageError(format!("missing required options --{} and --{}\n\n{}", CONSUMER_CONFIG.name, PRODUCER_CONFIG.name, command().render_usage())));
     }
     let (args, mut notices) = normalise_args(args);
     let argv = std::iter::once(OsString::from("mirror-maker")).chain(args.iter().map(OsString::from));
     let m = command().try_get_matches_from(argv).map_err(|e| UsageError(clap_message(&e)))?;
 
-    if m.get_flag("help") {
-        return Ok(Invocation::Print(command().render_long_help().to_string()));
+    if let Some(answer) = answer_at_once(&m) {
+        return Ok(answer);
     }
-    if m.get_flag("version") {
-        return Ok(Invocation::Print(format!("mirror-maker {}\n", env!("CARGO_PKG_VERSION"))));
-    }
-    if m.get_flag("demo") {
-        return Ok(Invocation::Demo);
-    }
-    if let Some(class) = m.get_one::<String>("consumer.rebalance.listener") {
-        return Err(UsageError(format!(
-            "--consumer.rebalance.listener {class}: Java rebalance listeners cannot be loaded by this native mirror. \
-             Remove the option (and --rebalance.listener.args); on revocation, in-flight records are drained and committed before partitions are released."
-        )));
-    }
-    if m.get_one::<String>("rebalance.listener.args").is_some() {
-        return Err(UsageError("--rebalance.listener.args is only meaningful with --consumer.rebalance.listener, which is not supported; remove it.".into()));
-    }
-    for flag in ["new.consumer", "new.producer"] {
-        if m.get_flag(flag) {
-            notices.push(format!("--{flag} has no effect: the modern Kafka protocol is always used"));
-        }
-    }
-    if let Some(stray) = m.get_many::<String>("stray") {
-        for word in stray {
-            notices.push(format!(
-                "ignoring the stray argument '{word}' as MM1 did; if it was meant as part of a pattern, quote the whole pattern, e.g. --whitelist 'a|b'"
-            ));
-        }
-    }
+    CONSUMER_REBALANCE_LISTENER.check(&m)?;
+    REBALANCE_LISTENER_ARGS.check(&m)?;
+    notices.extend([NEW_CONSUMER, NEW_PRODUCER].iter().filter_map(|flag| flag.notice(&m)));
+    notices.extend(m.get_many::<String>("stray").into_iter().flatten().map(|word| {
+        format!("ignoring the stray argument '{word}' as MM1 did; if it was meant as part of a pattern, quote the whole pattern, e.g. --whitelist 'a|b'")
+    }));
+    let options = read_options(&m, notices)?;
+    Ok(if CHECK_CONFIG.read(&m) { Invocation::Check(options) } else { Invocation::Run(options) })
+}
 
-    let consumer_configs: Vec<PathBuf> = m.get_many::<String>("consumer.config").map(|v| v.map(PathBuf::from).collect()).unwrap_or_default();
-    if consumer_configs.is_empty() {
-        return Err(UsageError("missing required option --consumer.config FILE (the source cluster's consumer properties)".into()));
+/// `--help`, `--version` and `--demo` are answered whatever else is given.
+fn answer_at_once(m: &ArgMatches) -> Option<Invocation> {
+    if HELP.read(m) {
+        return Some(Invocation::Print(command().render_long_help().to_string()));
     }
-    let producer_config = m
-        .get_one::<String>("producer.config")
-        .map(PathBuf::from)
-        .ok_or_else(|| UsageError("missing required option --producer.config FILE (the target cluster's producer properties)".into()))?;
+    if VERSION.read(m) {
+        return Some(Invocation::Print(format!("mirror-maker {}\n", env!("CARGO_PKG_VERSION"))));
+    }
+    DEMO.read(m).then_some(Invocation::Demo)
+}
 
-    let whitelist = m.get_one::<String>("whitelist").cloned();
-    let include_opt = m.get_one::<String>("include").cloned();
-    let include = match (include_opt, whitelist) {
+/// Reads every option into [`Options`]. The order of the reads is the order
+/// of the checks, so with several bad values the first one here is reported:
+/// the files, the topic patterns, then the rest as the fields are written.
+fn read_options(m: &ArgMatches, mut notices: Vec<String>) -> Result<Options, UsageError> {
+    let consumer_configs = CONSUMER_CONFIG.read(m)?;
+    let producer_config = PRODUCER_CONFIG.read(m)?;
+    let (include, exclude) = topic_patterns(m, &mut notices)?;
+    // A struct's fields are evaluated as written, not as declared.
+    Ok(Options {
+        consumer_configs,
+        producer_config,
+        include,
+        exclude,
+        num_streams: NUM_STREAMS.read(m)?,
+        num_producers: NUM_PRODUCERS.read(m)?,
+        queue_size: QUEUE_SIZE.read(m)?,
+        queue_byte_size: QUEUE_BYTE_SIZE.read(m)?,
+        offset_commit_interval_ms: OFFSET_COMMIT_INTERVAL_MS.read(m)?,
+        topic_refresh_interval_ms: TOPIC_REFRESH_INTERVAL_MS.read(m)?,
+        drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
+        stats_interval_ms: STATS_INTERVAL_MS.read(m)?,
+        pid_file: PID_FILE.read(m),
+        log_file: LOG_FILE.read(m),
+        metrics_port: METRICS_PORT.read(m)?,
+        metrics_bind: METRICS_BIND.read(m),
+        abort_on_send_failure: ABORT_ON_SEND_FAILURE.read(m)?,
+        handler: HandlerSpec { name: MESSAGE_HANDLER.read(m)?, args: MESSAGE_HANDLER_ARGS.read(m) },
+        beyond: BeyondOptions {
+            create_topics: CREATE_TOPICS.read(m)?,
+            sync_partitions: SYNC_PARTITIONS.read(m)?,
+            provenance: PROVENANCE_HEADER.read(m)?,
+            throttle_records_per_sec: THROTTLE_RECORDS_PER_SEC.read(m)?,
+            throttle_bytes_per_sec: THROTTLE_BYTES_PER_SEC.read(m)?,
+        },
+        notices,
+        accept_zookeeper_offsets_loss: ACCEPT_ZOOKEEPER_OFFSETS_LOSS.read(m),
+    })
+}
+
+/// The include pattern (`--include`, or `--whitelist`, its older name) and
+/// the exclude pattern (`--blacklist`).
+fn topic_patterns(m: &ArgMatches, notices: &mut Vec<String>) -> Result<(Option<String>, Option<String>), UsageError> {
+    let include = match (INCLUDE.read(m), WHITELIST.read(m)) {
         (Some(i), Some(w)) => {
-            notices.push(format!("--whitelist '{w}' is ignored because --include '{i}' is given (as in Kafka 3.x)"));
+            notices.push(format!("--{} '{w}' is ignored because --{} '{i}' is given (as in Kafka 3.x)", WHITELIST.name, INCLUDE.name));
             Some(i)
         }
         (i, w) => i.or(w),
     };
-    let exclude = m.get_one::<String>("blacklist").cloned();
+    let exclude = BLACKLIST.read(m);
     if include.is_none() && exclude.is_none() {
         return Err(UsageError(
             "include list must be specified: add --whitelist REGEX (or --include REGEX), e.g. --whitelist '.*' to mirror every topic".into(),
         ));
     }
-
     // Checked here, before any file is read, so a bad pattern is the first
     // thing reported; the real filter is built per source later.
     crate::plan::filter::TopicFilter::new(include.as_deref(), exclude.as_deref(), true).map_err(|e| UsageError(e.to_string()))?;
-
-    let num_streams = positive(&m, "num.streams", 1)?;
-    let num_producers = positive(&m, "num.producers", 1)?;
-    let queue_size = positive(&m, "queue.size", 10_000)?;
-    let queue_byte_size = positive(&m, "queue.byte.size", DEFAULT_QUEUE_BYTE_SIZE)?;
-    let offset_commit_interval_ms = optional_ms(&m, "offset.commit.interval.ms")?;
-    let topic_refresh_interval_ms = optional_ms(&m, "topic.refresh.interval.ms")?.unwrap_or(DEFAULT_TOPIC_REFRESH_INTERVAL_MS);
-    if topic_refresh_interval_ms == 0 {
-        return Err(UsageError("--topic.refresh.interval.ms must be at least 1".into()));
-    }
-    let drain_timeout_ms = optional_ms(&m, "drain.timeout.ms")?.unwrap_or(DEFAULT_DRAIN_TIMEOUT_MS);
-    let stats_interval_ms = optional_ms(&m, "stats.interval.ms")?.unwrap_or(DEFAULT_STATS_INTERVAL_MS);
-    let pid_file = m.get_one::<String>("pid.file").map(PathBuf::from);
-    let log_file = m.get_one::<String>("log.file").map(PathBuf::from);
-    let metrics_port = match m.get_one::<String>("metrics.port") {
-        None => None,
-        Some(v) => Some(
-            v.trim().parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| UsageError(format!("--metrics.port '{v}' must be a TCP port from 1 to 65535")))?,
-        ),
-    };
-    let metrics_bind = m.get_one::<String>("metrics.bind").cloned().unwrap_or_else(|| "127.0.0.1".into());
-    let abort_on_send_failure = match m.get_one::<String>("abort.on.send.failure") {
-        None => true,
-        Some(v) => parse_bool(v).ok_or_else(|| {
-            UsageError(format!("--abort.on.send.failure '{v}' is not a boolean; write true (stop on a rejected record) or false (skip and count it)"))
-        })?,
-    };
-
-    let handler = handler_spec(&m)?;
-    let beyond = beyond_options(&m)?;
-    let options = Options {
-        consumer_configs,
-        producer_config,
-        include,
-        exclude,
-        num_streams,
-        num_producers,
-        queue_size,
-        queue_byte_size,
-        offset_commit_interval_ms,
-        abort_on_send_failure,
-        handler,
-        topic_refresh_interval_ms,
-        drain_timeout_ms,
-        stats_interval_ms,
-        pid_file,
-        log_file,
-        metrics_port,
-        metrics_bind,
-        beyond,
-        notices,
-        accept_zookeeper_offsets_loss: m.get_flag("accept.zookeeper.offsets.loss"),
-    };
-    Ok(if m.get_flag("check-config") { Invocation::Check(options) } else { Invocation::Run(options) })
-}
-
-/// Scala's `toBoolean`: true or false in any case, nothing else.
-fn parse_bool(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    }
-}
-
-fn positive(m: &ArgMatches, name: &str, default: usize) -> Result<usize, UsageError> {
-    match m.get_one::<String>(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(UsageError(format!("--{name} '{v}' must be a whole number of at least 1"))),
-        },
-    }
-}
-
-fn optional_ms(m: &ArgMatches, name: &str) -> Result<Option<u64>, UsageError> {
-    match m.get_one::<String>(name) {
-        None => Ok(None),
-        Some(v) => v.trim().parse::<u64>().map(Some).map_err(|_| UsageError(format!("--{name} '{v}' must be a whole number of milliseconds (0 or more)"))),
-    }
-}
-
-fn handler_spec(m: &ArgMatches) -> Result<HandlerSpec, UsageError> {
-    let args = m.get_one::<String>("message.handler.args").cloned();
-    let name = match m.get_one::<String>("message.handler") {
-        None => "identity".to_string(),
-        Some(n) => n.trim().to_string(),
-    };
-    if !HANDLERS.contains(&name.as_str()) {
-        let hint = if name.contains('.') && name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
-            " Java handler classes cannot be loaded by this native mirror; pick the built-in that does the same job"
-        } else {
-            ""
-        };
-        return Err(UsageError(format!(
-            "--message.handler '{name}' is not a built-in handler.{hint}: {} (topic-rename takes --message.handler.args 'src:dst,src2:dst2', topic-prefix takes the prefix)",
-            HANDLERS.join(", ")
-        )));
-    }
-    Ok(HandlerSpec { name, args })
+    Ok((include, exclude))
 }
 
 /// Turns clap's error into one that names the option and the fix.
@@ -748,5 +1131,29 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(parse(&args(&["--demo"])).unwrap(), Invocation::Demo));
+    }
+
+    #[test]
+    fn every_option_is_defined_once_and_its_help_states_its_default() {
+        let mut names: Vec<&str> = OPTIONS.iter().map(|o| o.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), OPTIONS.len(), "an option is listed twice");
+        for option in OPTIONS {
+            assert!(option.help_states_default(), "--{}: the help must show {{default}} exactly when the option has a default", option.name());
+        }
+        let help = command().render_long_help().to_string();
+        assert!(!help.contains("{default}"), "{help}");
+        assert!(help.contains("Default 2097152 (2 MiB).") && help.contains("identity (default)"), "{help}");
+    }
+
+    #[test]
+    fn spellings_mm1_accepted() {
+        assert_eq!(spelling("--whitelist"), Spelling::AsGiven);
+        assert_eq!(spelling("x"), Spelling::AsGiven);
+        assert_eq!(spelling("-bogus"), Spelling::AsGiven);
+        assert_eq!(spelling("-whitelist=x"), Spelling::Joptsimple("--whitelist=x".into()));
+        assert_eq!(spelling("---new.consumer"), Spelling::Joptsimple("--new.consumer".into()));
+        assert_eq!(spelling("\u{2013}whitelist"), Spelling::Typographic("--whitelist".into()));
     }
 }
