@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use mirror_maker::front::check;
-use mirror_maker::front::mm1::cli;
+use mirror_maker::front::mm1::{self, cli};
 use mirror_maker::ops::logfile::LogFile;
 use mirror_maker::ops::pidfile;
 use mirror_maker::ops::shutdown::exit;
@@ -77,7 +77,7 @@ fn main() {
                     });
                 }
             };
-            match engine::plan(options).and_then(|plan| engine::run(plan, log_file)) {
+            match mm1::plan(&options).map_err(engine::StartError::from).and_then(|plan| engine::run(plan, log_file)) {
                 Ok(code) => code,
                 Err(e) => {
                     log::error!("Exception when starting mirror maker: {e}");

@@ -1,10 +1,11 @@
-//! Builds the mirror from validated options and runs it to the end.
+//! The engine: runs a [`Plan`] to the end.
 //!
-//! The second stage of argument handling: properties files are loaded and
-//! translated, filters and handlers built, clients created, and the threads
-//! started: per source, `--num.streams` consumer streams; for the target,
-//! `--num.producers` workers, each behind a bounded channel. Anything wrong
-//! before the first record is read is a [`StartError`] (exit 1).
+//! Start-up goes in named phases: per target, its producer workers, each
+//! behind a bounded channel ([`Workers`]); per flow, its consumer streams,
+//! after the preflight checks of the first (the clusters answer, credentials
+//! work, the loop guard holds: [`preflight`]); then everything runs until a
+//! stop ([`Running`]). Anything wrong before the first record is read is a
+//! [`StartError`] (exit 1).
 
 pub mod batch;
 pub mod consumer;
@@ -19,28 +20,27 @@ pub mod topics;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use log::{error, info, warn};
 use rdkafka::producer::Producer;
+use rdkafka::ClientConfig;
 
-use crate::engine::consumer::{StreamContext, StreamSpec};
-use crate::engine::handoff::{lane, Bound, Outbox, WAIT_FOR_ROOM};
+use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec};
+use crate::engine::handoff::{lane, Bound, LaneRx, LaneTx, Outbox, WAIT_FOR_ROOM};
 use crate::engine::offsets::OffsetTracker;
-use crate::engine::producer::DeliveryContext;
+use crate::engine::producer::{DeliveryContext, MetaProducer, TargetProducer};
 use crate::engine::provenance::Provenance;
 use crate::engine::throttle::Throttle;
 use crate::engine::topics::TopicSync;
-use crate::front::mm1::cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
-use crate::front::properties;
-use crate::front::settings;
-use crate::front::settings::{ClientSettings, Role};
-use crate::front::translate;
+use crate::front::properties::ConfigError;
+use crate::front::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, exit, Shutdown};
-use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
+use crate::plan::{Flow, Plan, Shape, Target};
 
 /// Why the mirror could not start; always exit status 1.
 #[derive(Debug)]
@@ -54,26 +54,10 @@ impl fmt::Display for StartError {
 
 impl std::error::Error for StartError {}
 
-impl From<properties::ConfigError> for StartError {
-    fn from(e: properties::ConfigError) -> Self {
+impl From<ConfigError> for StartError {
+    fn from(e: ConfigError) -> Self {
         StartError(e.0)
     }
-}
-
-/// One source cluster: its translated consumer settings.
-pub struct Source {
-    pub settings: ClientSettings,
-    pub filter: Arc<TopicFilter>,
-}
-
-/// Everything needed to start, built from [`Options`] with no network I/O
-/// (except reading the brokers of a ZooKeeper-era consumer file from ZooKeeper).
-pub struct Plan {
-    pub sources: Vec<Source>,
-    pub target: ClientSettings,
-    pub handler: Arc<Handler>,
-    pub commit_interval: Duration,
-    pub options: Options,
 }
 
 fn log_settings(s: &ClientSettings) {
@@ -86,32 +70,6 @@ fn log_settings(s: &ClientSettings) {
     for line in s.describe() {
         log::debug!("{:?} {}: {line}", s.role, s.path.display());
     }
-}
-
-pub fn plan(options: Options) -> Result<Plan, StartError> {
-    let handler = Arc::new(Handler::from_spec(&options.handler).map_err(|e| StartError(e.0))?);
-    let mut sources = Vec::new();
-    let topts = settings::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
-    for path in &options.consumer_configs {
-        let file = properties::load(path)?;
-        let mut settings = translate::translate_with(&file, Role::Consumer, topts)?;
-        translate::resolve_brokers(&mut settings)?;
-        let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
-            .map_err(|e| StartError(e.to_string()))?;
-        sources.push(Source { settings, filter: Arc::new(filter) });
-    }
-    let target = translate::translate(&properties::load(&options.producer_config)?, Role::Producer)?;
-    let commit_interval_ms = match options.offset_commit_interval_ms {
-        Some(ms) => ms,
-        None => match sources.iter().find_map(|s| s.settings.auto_commit_interval_ms) {
-            Some(ms) => {
-                info!("committing acknowledged offsets every {ms} ms, the auto-commit interval of the consumer file (--offset.commit.interval.ms not given)");
-                ms
-            }
-            None => DEFAULT_OFFSET_COMMIT_INTERVAL_MS,
-        },
-    };
-    Ok(Plan { sources, target, handler, commit_interval: Duration::from_millis(commit_interval_ms), options })
 }
 
 fn normalise_bootstrap(b: &str) -> Vec<String> {
@@ -134,192 +92,146 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
 /// Runs the mirror until SIGINT/SIGTERM or a failure; returns the exit status.
 /// `log_file` is reopened on SIGHUP.
 pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>) -> Result<i32, StartError> {
-    let shutdown = Shutdown::new(Duration::from_millis(plan.options.drain_timeout_ms));
+    let shutdown = Shutdown::new(plan.ops.drain_timeout);
     shutdown::install_signal_handler(shutdown.clone(), log_file).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
     run_until(plan, shutdown, Arc::new(Metrics::default()))
 }
 
-/// Runs the mirror until `shutdown` is triggered; returns the exit status.
 /// Each producer worker's channel: `--queue.size` and `--queue.byte.size`.
-fn queue_bound(opts: &Options) -> Bound {
-    Bound { records: opts.queue_size, bytes: opts.queue_byte_size }
+fn queue_bound(shape: &Shape) -> Bound {
+    Bound { records: shape.queue_records, bytes: shape.queue_bytes }
 }
 
+/// Runs the mirror until `shutdown` is triggered; returns the exit status.
 pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<i32, StartError> {
-    let opts = &plan.options;
-
-    for s in &plan.sources {
-        log_settings(&s.settings);
+    for f in &plan.flows {
+        log_settings(&f.source);
     }
-    if let Some(port) = opts.metrics_port {
-        crate::ops::endpoint::serve(&opts.metrics_bind, port, metrics.clone())
-            .map_err(|e| StartError(format!("--metrics.port {port} on {}: {e}; pick a free port", opts.metrics_bind)))?;
+    if let Some((bind, port)) = &plan.ops.metrics {
+        crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|e| StartError(format!("--metrics.port {port} on {bind}: {e}; pick a free port")))?;
     }
-    log_settings(&plan.target);
+    let env = Env { shape: &plan.shape, stats_interval: plan.ops.stats_interval, metrics: &metrics, shutdown: &shutdown };
+    let mut pipelines = Vec::new();
+    for (target, flows) in plan.by_target() {
+        log_settings(&target.settings);
+        let mut workers = Workers::start(&target, &flows, &env)?;
+        let Some(streams) = start_streams(&plan, &flows, &mut workers, &env)? else {
+            return Ok(shutdown.code());
+        };
+        log_start(&target, &flows, &plan.shape);
+        pipelines.push((workers, streams));
+    }
+    let running = Running::spawn(pipelines, &plan, &metrics, &shutdown);
+    Ok(running.join(&plan, &metrics, &shutdown))
+}
 
-    // Producers first: the loop guard needs the target's cluster id.
-    let target_config = plan.target.client_config();
-    let mut channels = Vec::new();
-    let mut producers = Vec::new();
-    let target_cluster = format!("target cluster {} (--producer.config {})", plan.target.bootstrap, plan.target.path.display());
-    for _ in 0..opts.num_producers {
-        let ctx = DeliveryContext {
-            metrics: metrics.clone(),
-            shutdown: shutdown.clone(),
-            abort_on_send_failure: opts.abort_on_send_failure,
-            cluster: target_cluster.clone(),
-            partitioner: plan.target.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner),
+/// What every start-up phase reads.
+struct Env<'a> {
+    shape: &'a Shape,
+    /// The stats line's period (zero: off); the consumers' statistics feed it.
+    stats_interval: Duration,
+    metrics: &'a Arc<Metrics>,
+    shutdown: &'a Arc<Shutdown>,
+}
+
+/// A target's producer workers (not yet running), their channels, and what
+/// the preflight checks learn of the target.
+struct Workers {
+    producers: Vec<TargetProducer>,
+    channels: Vec<(LaneTx, LaneRx)>,
+    config: ClientConfig,
+    /// None until the target answers (the provenance check waits for it).
+    target_id: Option<String>,
+    /// Partition-preserving flows look the target's partitions up with it.
+    meta: Option<Arc<MetaProducer>>,
+}
+
+impl Workers {
+    /// Producers first: the loop guard needs the target's cluster id.
+    fn start(target: &Target, flows: &[&Flow], env: &Env<'_>) -> Result<Workers, StartError> {
+        let settings = &target.settings;
+        let config = settings.client_config();
+        let cluster = format!("target cluster {} ({})", settings.bootstrap, target.origin);
+        let context = |abort_on_send_failure: bool, partitioner| DeliveryContext {
+            metrics: env.metrics.clone(),
+            shutdown: env.shutdown.clone(),
+            abort_on_send_failure,
+            cluster: cluster.clone(),
+            partitioner,
             deliveries: Default::default(),
             resends: Default::default(),
         };
-        let p: producer::TargetProducer =
-            producer::create(&target_config, ctx).map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", plan.target.path.display())))?;
-        producers.push(p);
-        channels.push(lane(queue_bound(opts)));
-    }
-    let mut target_id = target_cluster_id(&producers[0]);
-    if target_id.is_none() {
-        // Refused credentials or a failed TLS handshake: stop before reading anything.
-        if shutdown.code() == exit::CONFIG {
-            return Err(StartError(shutdown.reason().unwrap_or_default()));
+        let mut producers = Vec::new();
+        let mut channels = Vec::new();
+        for _ in 0..env.shape.producers {
+            let partitioner = settings.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner);
+            let ctx = context(env.shape.abort_on_send_failure, partitioner);
+            let p: TargetProducer =
+                producer::create(&config, ctx).map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", settings.path.display())))?;
+            producers.push(p);
+            channels.push(lane(queue_bound(env.shape)));
         }
-        warn!("cannot reach the target cluster ({}) yet; records wait until it answers", plan.target.bootstrap);
-    }
-    let target_meta = if matches!(*plan.handler, Handler::PartitionPreserving) {
-        let ctx = DeliveryContext {
-            metrics: metrics.clone(),
-            shutdown: shutdown.clone(),
-            abort_on_send_failure: true,
-            cluster: target_cluster.clone(),
-            partitioner: None,
-            deliveries: Default::default(),
-            resends: Default::default(),
-        };
-        Some(Arc::new(producer::create::<producer::MetaProducer>(&target_config, ctx).map_err(|e| StartError(e.to_string()))?))
-    } else {
-        None
-    };
-
-    let beyond = &opts.beyond;
-
-    let senders: Vec<_> = channels.iter().map(|(tx, _)| tx.clone()).collect();
-    let leave_barrier = Arc::new(std::sync::Barrier::new(plan.sources.len() * opts.num_streams));
-    let mut streams = Vec::new();
-    for (si, source) in plan.sources.iter().enumerate() {
-        let group = source.settings.group_id.clone().unwrap_or_default();
-        let mut stamp: Option<Provenance> = None;
-        // One per source cluster, shared by its streams (see `topics`).
-        let topic_sync = if beyond.create_topics || beyond.sync_partitions {
-            let source_admin = topics::admin_client(&source.settings.client_config())
-                .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", source.settings.path.display())))?;
-            let target_admin = topics::admin_client(&target_config)
-                .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", plan.target.path.display())))?;
-            Some(Arc::new(TopicSync::new(source_admin, target_admin, plan.handler.clone(), beyond.create_topics, beyond.sync_partitions)))
+        let target_id = target_cluster_id(&producers[0]);
+        if target_id.is_none() {
+            // Refused credentials or a failed TLS handshake: stop before reading anything.
+            if env.shutdown.code() == exit::CONFIG {
+                return Err(StartError(env.shutdown.reason().unwrap_or_default()));
+            }
+            warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
+        }
+        let meta = if flows.iter().any(|f| matches!(*f.naming, Handler::PartitionPreserving)) {
+            Some(Arc::new(producer::create::<MetaProducer>(&config, context(true, None)).map_err(|e| StartError(e.to_string()))?))
         } else {
             None
         };
-        for j in 0..opts.num_streams {
-            let mut cfg = source.settings.client_config();
-            cfg.set("client.id", format!("{group}-{j}"));
-            if opts.stats_interval_ms > 0 && source.settings.get("statistics.interval.ms").is_none() {
-                // Feeds the lag figure of the stats line.
-                cfg.set("statistics.interval.ms", opts.stats_interval_ms.min(10_000).to_string());
-            }
-            // Static membership: every stream is a member of its own, so each
-            // needs its own instance id; stable across restarts, so a restarted
-            // mirror gets its partitions back without a rebalance.
-            if let Some(instance) = source.settings.get("group.instance.id") {
-                let id = if plan.sources.len() > 1 { format!("{instance}-{si}-{j}") } else { format!("{instance}-{j}") };
-                cfg.set("group.instance.id", id);
-            }
-            let name = if plan.sources.len() > 1 { format!("mirrormaker-thread-{si}-{j}") } else { format!("mirrormaker-thread-{j}") };
+        Ok(Workers { producers, channels, config, target_id, meta })
+    }
+}
+
+/// The streams of one target's flows, created but not yet running.
+type Streams = Vec<(StreamSpec, SourceConsumer)>;
+
+/// Creates every flow's consumer streams; None when asked to stop while a
+/// preflight check waited.
+fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<'_>) -> Result<Option<Streams>, StartError> {
+    let senders: Vec<LaneTx> = workers.channels.iter().map(|(tx, _)| tx.clone()).collect();
+    let leave_barrier = Arc::new(std::sync::Barrier::new(flows.len() * env.shape.streams));
+    let mut streams = Vec::new();
+    for flow in flows {
+        let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
+        let topic_sync = topic_sync(flow, workers)?;
+        let mut stamp: Option<Provenance> = None;
+        for j in 0..env.shape.streams {
+            let (name, cfg) = stream_config(flow, si, j, flows.len() > 1, env);
             let ctx = StreamContext {
                 name: name.clone(),
                 source_index: si,
-                lag_from_log_start: source.settings.get("auto.offset.reset") == Some("earliest"),
+                lag_from_log_start: flow.source.get("auto.offset.reset") == Some("earliest"),
                 tracker: OffsetTracker::new(),
-                outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(opts), WAIT_FOR_ROOM, metrics.clone())),
+                outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
                 paused_ends: Default::default(),
                 newly_assigned: Default::default(),
                 unanswered_commit: Default::default(),
-                shutdown: shutdown.clone(),
-                metrics: metrics.clone(),
-                cluster: format!("source cluster {} (--consumer.config {})", source.settings.bootstrap, source.settings.path.display()),
+                shutdown: env.shutdown.clone(),
+                metrics: env.metrics.clone(),
+                cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
             };
             let consumer =
-                consumer::create(&cfg, ctx).map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", source.settings.path.display())))?;
+                consumer::create(&cfg, ctx).map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", flow.source.path.display())))?;
             if j == 0 {
-                use rdkafka::consumer::Consumer;
-                let source_id = cluster_id(consumer.client());
-                if source_id.is_none() {
-                    // Serves the error callbacks: refused credentials or a
-                    // failed TLS handshake stop us before anything is read.
-                    let until = std::time::Instant::now() + Duration::from_secs(1);
-                    while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
-                        if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
-                            if let Some(msg) =
-                                crate::front::translate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster)
-                            {
-                                shutdown.fail(exit::CONFIG, msg);
-                            }
-                        }
-                    }
-                    if shutdown.code() == exit::CONFIG {
-                        return Err(StartError(shutdown.reason().unwrap_or_default()));
-                    }
-                    warn!("cannot reach source cluster {} ({}) yet; it is tried again", si, source.settings.bootstrap);
-                }
-                let same_id = source_id.is_some() && source_id == target_id;
-                let same_servers = normalise_bootstrap(&source.settings.bootstrap) == normalise_bootstrap(&plan.target.bootstrap);
-                if (same_id || same_servers) && plan.handler.keeps_names() {
-                    return Err(StartError(format!(
-                        "{} and {} point at the same cluster{}: with topic names kept, every mirrored record would be mirrored again, forever. \
-                         Point --producer.config at another cluster, or rename topics with --message.handler topic-prefix/topic-rename and a filter that excludes the renamed topics",
-                        source.settings.path.display(),
-                        plan.target.path.display(),
-                        source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
-                    )));
-                }
-                if beyond.provenance {
-                    let Some(sid) = wait_cluster_id(
-                        &format!("source cluster {si} ({})", source.settings.bootstrap),
-                        source_id,
-                        || cluster_id(consumer.client()),
-                        &shutdown,
-                    ) else {
-                        return Ok(shutdown.code());
-                    };
-                    let Some(tid) = wait_cluster_id(
-                        &format!("the target cluster ({})", plan.target.bootstrap),
-                        target_id.clone(),
-                        || target_cluster_id(&producers[0]),
-                        &shutdown,
-                    ) else {
-                        return Ok(shutdown.code());
-                    };
-                    if sid == tid && plan.handler.keeps_names() {
-                        return Err(StartError(format!(
-                            "{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster",
-                            source.settings.path.display(),
-                            plan.target.path.display()
-                        )));
-                    }
-                    info!(
-                        "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
-                        provenance::HEADER, provenance::HEADER
-                    );
-                    target_id = Some(tid.clone());
-                    stamp = Some(Provenance { source_id: sid, target_id: tid });
+                match preflight(flow, si, &consumer, workers, env)? {
+                    Preflight::Go(s) => stamp = s,
+                    Preflight::Stopped => return Ok(None),
                 }
             }
             let spec = StreamSpec {
                 name,
                 source_index: si,
-                filter: source.filter.clone(),
-                handler: plan.handler.clone(),
-                commit_interval: plan.commit_interval,
-                refresh_interval: Duration::from_millis(opts.topic_refresh_interval_ms),
-                target_meta: target_meta.clone(),
+                filter: flow.filter.clone(),
+                handler: flow.naming.clone(),
+                commit_interval: env.shape.commit_interval,
+                refresh_interval: env.shape.topic_refresh_interval,
+                target_meta: workers.meta.clone(),
                 leave_barrier: leave_barrier.clone(),
                 topic_sync: topic_sync.clone(),
                 provenance: stamp.clone(),
@@ -327,74 +239,212 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
             streams.push((spec, consumer));
         }
     }
-    drop(senders);
+    Ok(Some(streams))
+}
 
+/// One per flow, shared by its streams (see `topics`).
+fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, StartError> {
+    let side = flow.side_effects;
+    if !side.create_topics && !side.sync_partitions {
+        return Ok(None);
+    }
+    let source_admin = topics::admin_client(&flow.source.client_config())
+        .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", flow.source.path.display())))?;
+    let target_admin = topics::admin_client(&workers.config)
+        .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
+    Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions))))
+}
+
+/// Stream `j` of flow `si`: its thread name and its consumer's settings.
+fn stream_config(flow: &Flow, si: usize, j: usize, several: bool, env: &Env<'_>) -> (String, ClientConfig) {
+    let group = flow.source.group_id.clone().unwrap_or_default();
+    let mut cfg = flow.source.client_config();
+    cfg.set("client.id", format!("{group}-{j}"));
+    let stats_ms = u64::try_from(env.stats_interval.as_millis()).unwrap_or(u64::MAX);
+    if stats_ms > 0 && flow.source.get("statistics.interval.ms").is_none() {
+        // Feeds the lag figure of the stats line.
+        cfg.set("statistics.interval.ms", stats_ms.min(10_000).to_string());
+    }
+    // Static membership: every stream is a member of its own, so each
+    // needs its own instance id; stable across restarts, so a restarted
+    // mirror gets its partitions back without a rebalance.
+    if let Some(instance) = flow.source.get("group.instance.id") {
+        let id = if several { format!("{instance}-{si}-{j}") } else { format!("{instance}-{j}") };
+        cfg.set("group.instance.id", id);
+    }
+    let name = if several { format!("mirrormaker-thread-{si}-{j}") } else { format!("mirrormaker-thread-{j}") };
+    (name, cfg)
+}
+
+/// What the preflight checks decided.
+enum Preflight {
+    /// Start; with the provenance stamp when the flow asks for one.
+    Go(Option<Provenance>),
+    /// Asked to stop while waiting for a cluster.
+    Stopped,
+}
+
+/// The checks made once per flow, with its first consumer: the source
+/// answers (or at least does not refuse our credentials), the source is not
+/// the target with topic names kept, and the cluster ids the provenance
+/// header needs.
+fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Workers, env: &Env<'_>) -> Result<Preflight, StartError> {
+    use rdkafka::consumer::Consumer;
+    let source_id = cluster_id(consumer.client());
+    if source_id.is_none() {
+        wait_out_auth_failure(consumer, env.shutdown)?;
+        warn!("cannot reach source cluster {} ({}) yet; it is tried again", si, flow.source.bootstrap);
+    }
+    let target = &flow.target.settings;
+    let same_id = source_id.is_some() && source_id == workers.target_id;
+    let same_servers = normalise_bootstrap(&flow.source.bootstrap) == normalise_bootstrap(&target.bootstrap);
+    if (same_id || same_servers) && flow.naming.keeps_names() {
+        return Err(StartError(format!(
+            "{} and {} point at the same cluster{}: with topic names kept, every mirrored record would be mirrored again, forever. \
+             Point --producer.config at another cluster, or rename topics with --message.handler topic-prefix/topic-rename and a filter that excludes the renamed topics",
+            flow.source.path.display(),
+            target.path.display(),
+            source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
+        )));
+    }
+    if !flow.side_effects.provenance {
+        return Ok(Preflight::Go(None));
+    }
+    let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", flow.source.bootstrap), source_id, || cluster_id(consumer.client()), env.shutdown)
+    else {
+        return Ok(Preflight::Stopped);
+    };
+    let producer = &workers.producers[0];
+    let Some(tid) =
+        wait_cluster_id(&format!("the target cluster ({})", target.bootstrap), workers.target_id.clone(), || target_cluster_id(producer), env.shutdown)
+    else {
+        return Ok(Preflight::Stopped);
+    };
+    if sid == tid && flow.naming.keeps_names() {
+        return Err(StartError(format!(
+            "{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster",
+            flow.source.path.display(),
+            target.path.display()
+        )));
+    }
+    info!(
+        "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
+        provenance::HEADER,
+        provenance::HEADER
+    );
+    workers.target_id = Some(tid.clone());
+    Ok(Preflight::Go(Some(Provenance { source_id: sid, target_id: tid })))
+}
+
+/// Serves the error callbacks of a source that does not answer yet for a
+/// second: refused credentials or a failed TLS handshake stop us before
+/// anything is read.
+fn wait_out_auth_failure(consumer: &SourceConsumer, shutdown: &Shutdown) -> Result<(), StartError> {
+    use rdkafka::consumer::Consumer;
+    let until = std::time::Instant::now() + Duration::from_secs(1);
+    while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
+        if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
+            if let Some(msg) = crate::front::translate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
+                shutdown.fail(exit::CONFIG, msg);
+            }
+        }
+    }
+    if shutdown.code() == exit::CONFIG {
+        return Err(StartError(shutdown.reason().unwrap_or_default()));
+    }
+    Ok(())
+}
+
+/// The start line MM1 users grep for, with what this target's pipeline is.
+fn log_start(target: &Target, flows: &[&Flow], shape: &Shape) {
+    let t = &target.settings;
     info!(
         "Starting mirror maker: {} source(s) [{}] -> target [{}]; topics: {}; handler {}; {} stream(s) per source, {} producer(s), queue {} records or {} bytes; \
          acks={}, idempotence={}, commit after ack every {} ms, abort.on.send.failure={}",
-        plan.sources.len(),
-        plan.sources.iter().map(|s| format!("{} group {}", s.settings.bootstrap, s.settings.group_id.as_deref().unwrap_or(""))).collect::<Vec<_>>().join("; "),
-        plan.target.bootstrap,
-        plan.sources[0].filter.description(),
-        plan.handler.name(),
-        opts.num_streams,
-        opts.num_producers,
-        opts.queue_size,
-        opts.queue_byte_size,
-        plan.target.get("acks").or(plan.target.get("request.required.acks")).unwrap_or("all"),
-        plan.target.get("enable.idempotence").unwrap_or("false"),
-        plan.commit_interval.as_millis(),
-        opts.abort_on_send_failure,
+        flows.len(),
+        flows.iter().map(|f| format!("{} group {}", f.source.bootstrap, f.source.group_id.as_deref().unwrap_or(""))).collect::<Vec<_>>().join("; "),
+        t.bootstrap,
+        flows[0].filter.description(),
+        flows[0].naming.name(),
+        shape.streams,
+        shape.producers,
+        shape.queue_records,
+        shape.queue_bytes,
+        t.get("acks").or(t.get("request.required.acks")).unwrap_or("all"),
+        t.get("enable.idempotence").unwrap_or("false"),
+        shape.commit_interval.as_millis(),
+        shape.abort_on_send_failure,
     );
+}
 
-    let throttle = Throttle::new(beyond.throttle_records_per_sec, beyond.throttle_bytes_per_sec).map(Arc::new);
-    if throttle.is_some() {
-        info!(
-            "throttled to {} records/s and {} bytes/s (key + value) for this process; the source is slowed, nothing is dropped",
-            beyond.throttle_records_per_sec.map_or("unlimited".into(), |r| r.to_string()),
-            beyond.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
-        );
-    }
-    let workers: Vec<_> = producers
-        .into_iter()
-        .zip(channels)
-        .enumerate()
-        .map(|(i, (p, (_tx, rx)))| producer::spawn_worker(i, p, rx, shutdown.clone(), throttle.clone()))
-        .collect();
-    let stream_handles: Vec<_> = streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
-    let stats = (opts.stats_interval_ms > 0).then(|| spawn_stats(Duration::from_millis(opts.stats_interval_ms), metrics.clone(), shutdown.clone()));
+/// Every thread of the mirror, running.
+struct Running {
+    workers: Vec<JoinHandle<()>>,
+    streams: Vec<JoinHandle<()>>,
+    stats: Option<JoinHandle<()>>,
+    /// Kept until the streams are done with it.
+    metas: Vec<Arc<MetaProducer>>,
+}
 
-    let (mut panicked, streams_done) =
-        join_bounded(stream_handles, &shutdown, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
-    if streams_done {
-        info!("Mirror maker thread shutdown complete");
-    } else {
-        // What they had not committed is mirrored again on restart.
-        shutdown.drain_timed_out();
+impl Running {
+    fn spawn(pipelines: Vec<(Workers, Streams)>, plan: &Plan, metrics: &Arc<Metrics>, shutdown: &Arc<Shutdown>) -> Running {
+        let shape = &plan.shape;
+        let throttle = Throttle::new(shape.throttle_records_per_sec, shape.throttle_bytes_per_sec).map(Arc::new);
+        if throttle.is_some() {
+            info!(
+                "throttled to {} records/s and {} bytes/s (key + value) for this process; the source is slowed, nothing is dropped",
+                shape.throttle_records_per_sec.map_or("unlimited".into(), |r| r.to_string()),
+                shape.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
+            );
+        }
+        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new() };
+        let mut worker_index = 0;
+        let mut all_streams = Vec::new();
+        for (workers, streams) in pipelines {
+            for (p, (_tx, rx)) in workers.producers.into_iter().zip(workers.channels) {
+                running.workers.push(producer::spawn_worker(worker_index, p, rx, shutdown.clone(), throttle.clone()));
+                worker_index += 1;
+            }
+            running.metas.extend(workers.meta);
+            all_streams.extend(streams);
+        }
+        running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
+        let stats = plan.ops.stats_interval;
+        running.stats = (!stats.is_zero()).then(|| spawn_stats(stats, metrics.clone(), shutdown.clone()));
+        running
     }
-    info!("Closing producer.");
-    panicked |= join_bounded(workers, &shutdown, "producer workers still closing (is the target cluster reachable?)").0;
-    drop(target_meta);
-    if let Some(h) = stats {
-        let _ = h.join();
+
+    /// Waits for the stop and the drain; returns the exit status.
+    fn join(self, plan: &Plan, metrics: &Metrics, shutdown: &Shutdown) -> i32 {
+        let (mut panicked, streams_done) =
+            join_bounded(self.streams, shutdown, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
+        if streams_done {
+            info!("Mirror maker thread shutdown complete");
+        } else {
+            // What they had not committed is mirrored again on restart.
+            shutdown.drain_timed_out();
+        }
+        info!("Closing producer.");
+        panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
+        drop(self.metas);
+        if let Some(h) = self.stats {
+            let _ = h.join();
+        }
+        if panicked {
+            shutdown.fail(exit::FAILURE, "a mirror thread panicked".into());
+        }
+        info!("Mirrored: {}", metrics.summary());
+        let code = shutdown.code();
+        match code {
+            exit::OK => info!("Kafka mirror maker shutdown successfully"),
+            exit::DRAIN_TIMEOUT => warn!(
+                "Stopped after the drain timeout ({} ms) with records undelivered or not committed; their offsets were not committed and they are mirrored again on restart (exit {code})",
+                plan.ops.drain_timeout.as_millis()
+            ),
+            _ => error!("Mirror maker stopped because of a failure (exit {code}): {}", shutdown.reason().unwrap_or_else(|| "unknown".into())),
+        }
+        code
     }
-    if panicked {
-        shutdown.fail(exit::FAILURE, "a mirror thread panicked".into());
-    }
-    info!("Mirrored: {}", metrics.summary());
-    let code = shutdown.code();
-    match code {
-        exit::OK => info!("Kafka mirror maker shutdown successfully"),
-        exit::DRAIN_TIMEOUT => warn!(
-            "Stopped after the drain timeout ({} ms) with records undelivered or not committed; their offsets were not committed and they are mirrored again on restart (exit {code})",
-            opts.drain_timeout_ms
-        ),
-        _ => error!(
-            "Mirror maker stopped because of a failure (exit {code}): {}",
-            shutdown.reason().unwrap_or_else(|| "unknown".into())
-        ),
-    }
-    Ok(code)
 }
 
 /// Joins the threads as they finish, but once the shutdown's grace

@@ -1,9 +1,160 @@
-//! The plan of flows: what to mirror from where to where, and how.
+//! The plan of flows: what to mirror from where to where, and how. Every
+//! front-end produces one; `--check-config` prints one; the engine takes
+//! nothing else.
 //!
 //! [`filter`] selects source topics; [`handler`] names the target topic and
-//! partition; [`partitioner`] places keys as Java's producer does.
+//! partition; [`partitioner`] places keys as Java's producer does;
+//! [`policy`] names remote topics as MirrorMaker 2 does.
 
 pub mod filter;
 pub mod handler;
 pub mod partitioner;
 pub mod policy;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::front::settings::ClientSettings;
+use filter::TopicFilter;
+use handler::Handler;
+
+/// Everything needed to start, with no network I/O done yet.
+#[derive(Debug)]
+pub struct Plan {
+    /// Flows sharing one target (the same `Arc`) share its producer workers.
+    pub flows: Vec<Flow>,
+    pub shape: Shape,
+    pub ops: Ops,
+}
+
+/// One source cluster mirrored to one target cluster.
+#[derive(Debug)]
+pub struct Flow {
+    /// How logs, thread names and `--check-config` call this flow.
+    pub name: String,
+    /// What the user named the source for messages: its file, or its alias.
+    pub source_origin: String,
+    /// The source consumer's settings; its `group.id` is the flow's group.
+    pub source: ClientSettings,
+    pub target: Arc<Target>,
+    pub filter: Arc<TopicFilter>,
+    /// Target topic and partition of each record.
+    pub naming: Arc<Handler>,
+    pub side_effects: SideEffects,
+}
+
+/// A target cluster, as every flow writing to it sees it.
+#[derive(Debug)]
+pub struct Target {
+    pub settings: ClientSettings,
+    /// What the user named the target for messages: its file, or its alias.
+    pub origin: String,
+}
+
+/// What a flow does besides copying records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SideEffects {
+    /// Create missing target topics like the source.
+    pub create_topics: bool,
+    /// Add target partitions when a source topic gains some.
+    pub sync_partitions: bool,
+    /// Stamp and check the provenance header (the loop guard).
+    pub provenance: bool,
+}
+
+/// How the pipeline behind each target is built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    /// Consumer streams per flow.
+    pub streams: usize,
+    /// Producer workers per target.
+    pub producers: usize,
+    /// Each worker's channel: records and bytes (keys and values).
+    pub queue_records: usize,
+    pub queue_bytes: usize,
+    /// How often acknowledged offsets are committed.
+    pub commit_interval: Duration,
+    pub topic_refresh_interval: Duration,
+    /// Stop (true) or skip and count (false) a record the target refuses.
+    pub abort_on_send_failure: bool,
+    pub throttle_records_per_sec: Option<u64>,
+    pub throttle_bytes_per_sec: Option<u64>,
+}
+
+/// The process around the pipelines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ops {
+    /// How long a stop may take to deliver and commit what is in flight.
+    pub drain_timeout: Duration,
+    /// The stats line's period; zero turns it off.
+    pub stats_interval: Duration,
+    /// The Prometheus endpoint's address and port, if any.
+    pub metrics: Option<(String, u16)>,
+}
+
+impl Plan {
+    /// The flows grouped by target, in the order they first appear.
+    pub fn by_target(&self) -> Vec<(Arc<Target>, Vec<&Flow>)> {
+        let mut groups: Vec<(Arc<Target>, Vec<&Flow>)> = Vec::new();
+        for f in &self.flows {
+            match groups.iter_mut().find(|(t, _)| Arc::ptr_eq(t, &f.target)) {
+                Some((_, flows)) => flows.push(f),
+                None => groups.push((f.target.clone(), vec![f])),
+            }
+        }
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::settings::Role;
+
+    fn settings(role: Role) -> ClientSettings {
+        ClientSettings {
+            role,
+            path: "x.properties".into(),
+            entries: Default::default(),
+            warnings: vec![],
+            notices: vec![],
+            group_id: None,
+            exclude_internal_topics: true,
+            auto_commit_interval_ms: None,
+            bootstrap: "b:9092".into(),
+            zookeeper_connect: None,
+            byte_array_partitioner: false,
+        }
+    }
+
+    #[test]
+    fn flows_share_the_workers_of_the_target_they_share() {
+        let t1 = Arc::new(Target { settings: settings(Role::Producer), origin: "t1".into() });
+        let t2 = Arc::new(Target { settings: settings(Role::Producer), origin: "t2".into() });
+        let flow = |name: &str, target: &Arc<Target>| Flow {
+            name: name.into(),
+            source_origin: name.into(),
+            source: settings(Role::Consumer),
+            target: target.clone(),
+            filter: Arc::new(TopicFilter::new(Some(".*"), None, true).unwrap()),
+            naming: Arc::new(Handler::Identity),
+            side_effects: SideEffects { create_topics: true, sync_partitions: true, provenance: false },
+        };
+        let shape = Shape {
+            streams: 1,
+            producers: 1,
+            queue_records: 1,
+            queue_bytes: 1,
+            commit_interval: Duration::ZERO,
+            topic_refresh_interval: Duration::ZERO,
+            abort_on_send_failure: true,
+            throttle_records_per_sec: None,
+            throttle_bytes_per_sec: None,
+        };
+        let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None };
+        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], shape, ops };
+        let groups: Vec<(String, Vec<&str>)> =
+            plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();
+        assert_eq!(groups, vec![("t1".to_string(), vec!["a", "c"]), ("t2".to_string(), vec!["b"])]);
+    }
+}
