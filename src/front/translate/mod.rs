@@ -1,12 +1,16 @@
-//! Properties files: loading as Java does, and translation to librdkafka.
+//! Translation of Java client properties files into librdkafka settings.
 //!
 //! Users bring the `consumer.properties` and `producer.properties` they ran
 //! Java MirrorMaker with. librdkafka rejects keys it doesn't know, silently
 //! ignores some old ones and has different defaults, so every key goes
 //! through [`translate`]: passed, renamed, handled by the mirror itself,
-//! dropped with a warning, or refused with a message naming file, line, key
-//! and the fix. MM1's no-loss defaults are then applied, and each user
-//! override of one is logged, as MM1 did.
+//! dropped with a note or a warning, or refused with a message naming file,
+//! line, key and the fix. Which one is data, the table `RULES`: keys, the
+//! roles they apply to, and the action; a key whose value or neighbours
+//! decide names its own function, called after the key. A key no row names
+//! goes to librdkafka as it is, with numbers read as Java reads them; SSL and
+//! SASL keys are [`security`]'s. MM1's no-loss defaults are then applied,
+//! and each user override of one is logged, as MM1 did.
 
 pub mod jaas;
 pub mod security;
@@ -19,95 +23,157 @@ use crate::front::secrets::shown;
 use crate::front::settings::{ClientSettings, Origin, Role, TranslateOptions};
 use crate::kafka::conf::{accepts, Refusal};
 
-/// Java client keys that librdkafka lacks, and how each is handled.
-enum Rule {
+/// What becomes of a key librdkafka lacks or reads differently from Java.
+enum Action {
     /// Same meaning under another name.
     Rename(&'static str),
-    /// Dropped; the mirror does what the key asked for, or it has no meaning here.
+    /// Dropped with a note; the mirror does what the key asked for, or it has no meaning here.
     Drop(&'static str),
     /// Dropped with a warning: the behaviour differs.
     Warn(&'static str),
     /// Refused: dropping it would change guarantees, data or security.
     Refuse(&'static str),
-    /// Handled by code in `translate`.
-    Special,
+    /// The value decides, or other keys do: the function named after the key.
+    Special(Handler),
 }
 
-fn rule(role: Role, key: &str) -> Option<Rule> {
-    use Rule::*;
-    let r = match (role, key) {
-        (_, "key.serializer" | "value.serializer" | "serializer.class" | "key.serializer.class") => {
-            Drop("records are copied as raw bytes (MM1 forced ByteArraySerializer)")
-        }
-        (_, "key.deserializer" | "value.deserializer") => Drop("records are copied as raw bytes (MM1 forced ByteArrayDeserializer)"),
-        (_, "metadata.max.age.ms") => Rename("topic.metadata.refresh.interval.ms"),
-        (_, "send.buffer.bytes") => Special,
-        (_, "receive.buffer.bytes") => Special,
-        (_, "metric.reporters" | "metrics.num.samples" | "metrics.sample.window.ms" | "metrics.recording.level" | "auto.include.jmx.reporter") => {
-            Warn("JMX metrics reporters do not exist here")
-        }
-        (_, "interceptor.classes") => Warn("Java interceptors cannot be loaded; records pass unmodified"),
-        (_, "security.providers") => Warn("Java security provider settings have no OpenSSL equivalent"),
-        (_, "socket.connection.setup.timeout.max.ms") => Warn("librdkafka has only socket.connection.setup.timeout.ms"),
-        (_, "default.api.timeout.ms") => Drop("commit and metadata calls use their own timeouts"),
-        (_, "zookeeper.session.timeout.ms" | "zookeeper.connection.timeout.ms" | "zookeeper.sync.time.ms") => {
-            Warn("ZooKeeper is not used for group membership; the broker-side group uses session.timeout.ms (Java default 45000)")
-        }
+/// A special key's function. The file outlives the translation, so a
+/// property can be kept until the keys it depends on are all read.
+type Handler = for<'f> fn(&mut Translation<'f>, &'f Property) -> Result<(), ConfigError>;
+
+/// One row of [`RULES`].
+struct Rule {
+    keys: &'static [&'static str],
+    roles: &'static [Role],
+    action: Action,
+}
+
+const BOTH: &[Role] = &[Role::Consumer, Role::Producer];
+const CONSUMER: &[Role] = &[Role::Consumer];
+const PRODUCER: &[Role] = &[Role::Producer];
+
+/// Every key that is not handed to librdkafka as it is. A key no row names
+/// for the file's role goes to librdkafka if it knows the key, with numbers
+/// read as Java reads them. Tests walk this table through [`rule_keys`]: a
+/// key added without a line in config/README.md or a case in
+/// tests/config_golden.rs fails them.
+const RULES: &[Rule] = {
+    use Action::{Drop, Refuse, Rename, Special, Warn};
+    &[
+        Rule {
+            keys: &["key.serializer", "value.serializer", "serializer.class", "key.serializer.class"],
+            roles: BOTH,
+            action: Drop("records are copied as raw bytes (MM1 forced ByteArraySerializer)"),
+        },
+        Rule {
+            keys: &["key.deserializer", "value.deserializer"],
+            roles: BOTH,
+            action: Drop("records are copied as raw bytes (MM1 forced ByteArrayDeserializer)"),
+        },
+        Rule { keys: &["metadata.max.age.ms"], roles: BOTH, action: Rename("topic.metadata.refresh.interval.ms") },
+        Rule { keys: &["send.buffer.bytes"], roles: BOTH, action: Special(send_buffer_bytes) },
+        Rule { keys: &["receive.buffer.bytes"], roles: BOTH, action: Special(receive_buffer_bytes) },
+        Rule {
+            keys: &["metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level", "auto.include.jmx.reporter"],
+            roles: BOTH,
+            action: Warn("JMX metrics reporters do not exist here"),
+        },
+        Rule { keys: &["interceptor.classes"], roles: BOTH, action: Warn("Java interceptors cannot be loaded; records pass unmodified") },
+        Rule { keys: &["security.providers"], roles: BOTH, action: Warn("Java security provider settings have no OpenSSL equivalent") },
+        Rule { keys: &["socket.connection.setup.timeout.max.ms"], roles: BOTH, action: Warn("librdkafka has only socket.connection.setup.timeout.ms") },
+        Rule { keys: &["default.api.timeout.ms"], roles: BOTH, action: Drop("commit and metadata calls use their own timeouts") },
+        Rule {
+            keys: &["zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms", "zookeeper.sync.time.ms"],
+            roles: BOTH,
+            action: Warn("ZooKeeper is not used for group membership; the broker-side group uses session.timeout.ms (Java default 45000)"),
+        },
         // Java clients (0.8 on) ignore these unknown names too; a file lacking
         // the real key is refused for that key (group.id, bootstrap.servers).
-        (_, "zk.connect") => Warn("a Kafka 0.7 name that Java ignores too; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
-        (_, "groupid") => Warn("a Kafka 0.7 name that Java ignores too; write group.id"),
-        (_, "broker.list") => {
-            Warn("a Kafka 0.7 name that Java ignores too; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)")
-        }
-        (_, "fetch.size") => Warn("a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
-        (_, "client.dns.lookup") => Special,
-        (_, "topic.metadata.refresh.interval.ms") => Special,
-        (Role::Consumer, "zookeeper.connect") => Special,
-        (Role::Consumer, "enable.auto.commit" | "auto.commit.enable" | "auto.commit.interval.ms") => Special,
-        (Role::Consumer, "exclude.internal.topics") => Special,
-        (Role::Consumer, "fetch.max.wait.ms") => Rename("fetch.wait.max.ms"),
-        (Role::Consumer, "request.timeout.ms") => Rename("socket.timeout.ms"),
-        (Role::Consumer, "partition.assignment.strategy") => Special,
-        (Role::Consumer, "auto.offset.reset") => Special,
-        (Role::Consumer, "client.id") => Special,
-        (Role::Consumer, "max.poll.records") => Drop("librdkafka fetches in batches by bytes; there is no per-poll record cap"),
-        (Role::Consumer, "offsets.storage") => Special,
-        (Role::Consumer, "consumer.timeout.ms") => Special,
-        (Role::Consumer, "consumer.id") => Warn("0.8 consumer.id is not static membership; use group.instance.id for that"),
-        (
-            Role::Consumer,
-            "num.consumer.fetchers"
-            | "rebalance.max.retries"
-            | "rebalance.backoff.ms"
-            | "refresh.leader.backoff.ms"
-            | "offsets.channel.backoff.ms"
-            | "offsets.channel.socket.timeout.ms"
-            | "offsets.commit.max.retries"
-            | "dual.commit.enabled",
-        ) => Warn("a 0.8 high-level consumer setting with no librdkafka equivalent"),
-        (Role::Consumer, "queued.max.message.chunks") => Special,
-        (Role::Producer, "max.block.ms") => Drop("a full send queue makes the mirror wait as long as needed (never drops)"),
-        (Role::Producer, "queue.enqueue.timeout.ms") => Special,
-        (Role::Producer, "producer.type") => Special,
-        (Role::Producer, "buffer.memory") => Special,
-        (Role::Producer, "max.request.size") => Rename("message.max.bytes"),
-        (Role::Producer, "compression.codec") => Special,
-        (Role::Producer, "partitioner.class") => Special,
-        (Role::Producer, "partitioner.ignore.keys") => Special,
-        (Role::Producer, "transactional.id") => {
-            Refuse("MirrorMaker does not mirror transactionally; remove transactional.id (records are delivered at least once with the idempotent producer)")
-        }
-        (Role::Producer, "partitioner.adaptive.partitioning.enable" | "partitioner.availability.timeout.ms" | "metadata.max.idle.ms") => {
-            Warn("a Java producer tuning knob with no librdkafka equivalent")
-        }
-        (Role::Producer, "batch.size") => Special,
-        (Role::Producer, "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level") => Special,
-        (Role::Producer, "message.send.max.retries") => Special,
-        (Role::Producer, "compressed.topics") => Warn("the producer's compression applies to every topic"),
-        _ => return None,
-    };
-    Some(r)
+        Rule {
+            keys: &["zk.connect"],
+            roles: BOTH,
+            action: Warn("a Kafka 0.7 name that Java ignores too; write zookeeper.connect (or better bootstrap.servers=<broker host:port,...>)"),
+        },
+        Rule { keys: &["groupid"], roles: BOTH, action: Warn("a Kafka 0.7 name that Java ignores too; write group.id") },
+        Rule {
+            keys: &["broker.list"],
+            roles: BOTH,
+            action: Warn("a Kafka 0.7 name that Java ignores too; write bootstrap.servers=<broker host:port,...> (0.7 broker.list had id:host:port entries)"),
+        },
+        Rule {
+            keys: &["fetch.size"],
+            roles: BOTH,
+            action: Warn("a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
+        },
+        Rule { keys: &["client.dns.lookup"], roles: BOTH, action: Special(client_dns_lookup) },
+        Rule { keys: &["topic.metadata.refresh.interval.ms"], roles: BOTH, action: Special(topic_metadata_refresh_interval_ms) },
+        Rule { keys: &["zookeeper.connect"], roles: CONSUMER, action: Special(zookeeper_connect) },
+        Rule { keys: &["enable.auto.commit", "auto.commit.enable"], roles: CONSUMER, action: Special(enable_auto_commit) },
+        Rule { keys: &["auto.commit.interval.ms"], roles: CONSUMER, action: Special(auto_commit_interval_ms) },
+        Rule { keys: &["exclude.internal.topics"], roles: CONSUMER, action: Special(exclude_internal_topics) },
+        Rule { keys: &["fetch.max.wait.ms"], roles: CONSUMER, action: Rename("fetch.wait.max.ms") },
+        Rule { keys: &["request.timeout.ms"], roles: CONSUMER, action: Rename("socket.timeout.ms") },
+        Rule { keys: &["partition.assignment.strategy"], roles: CONSUMER, action: Special(partition_assignment_strategy) },
+        Rule { keys: &["auto.offset.reset"], roles: CONSUMER, action: Special(auto_offset_reset) },
+        Rule { keys: &["client.id"], roles: CONSUMER, action: Special(consumer_client_id) },
+        Rule { keys: &["max.poll.records"], roles: CONSUMER, action: Drop("librdkafka fetches in batches by bytes; there is no per-poll record cap") },
+        Rule { keys: &["offsets.storage"], roles: CONSUMER, action: Special(offsets_storage) },
+        Rule { keys: &["consumer.timeout.ms"], roles: CONSUMER, action: Special(consumer_timeout_ms) },
+        Rule { keys: &["consumer.id"], roles: CONSUMER, action: Warn("0.8 consumer.id is not static membership; use group.instance.id for that") },
+        Rule {
+            keys: &[
+                "num.consumer.fetchers",
+                "rebalance.max.retries",
+                "rebalance.backoff.ms",
+                "refresh.leader.backoff.ms",
+                "offsets.channel.backoff.ms",
+                "offsets.channel.socket.timeout.ms",
+                "offsets.commit.max.retries",
+                "dual.commit.enabled",
+            ],
+            roles: CONSUMER,
+            action: Warn("a 0.8 high-level consumer setting with no librdkafka equivalent"),
+        },
+        Rule { keys: &["queued.max.message.chunks"], roles: CONSUMER, action: Special(queued_max_message_chunks) },
+        Rule { keys: &["max.block.ms"], roles: PRODUCER, action: Drop("a full send queue makes the mirror wait as long as needed (never drops)") },
+        Rule { keys: &["queue.enqueue.timeout.ms"], roles: PRODUCER, action: Special(queue_enqueue_timeout_ms) },
+        Rule { keys: &["producer.type"], roles: PRODUCER, action: Special(producer_type) },
+        Rule { keys: &["buffer.memory"], roles: PRODUCER, action: Special(buffer_memory) },
+        Rule { keys: &["max.request.size"], roles: PRODUCER, action: Rename("message.max.bytes") },
+        Rule { keys: &["compression.codec"], roles: PRODUCER, action: Special(compression_codec) },
+        Rule { keys: &["partitioner.class"], roles: PRODUCER, action: Special(partitioner_class) },
+        Rule { keys: &["partitioner.ignore.keys"], roles: PRODUCER, action: Special(partitioner_ignore_keys) },
+        Rule {
+            keys: &["transactional.id"],
+            roles: PRODUCER,
+            action: Refuse(
+                "MirrorMaker does not mirror transactionally; remove transactional.id (records are delivered at least once with the idempotent producer)",
+            ),
+        },
+        Rule {
+            keys: &["partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms", "metadata.max.idle.ms"],
+            roles: PRODUCER,
+            action: Warn("a Java producer tuning knob with no librdkafka equivalent"),
+        },
+        Rule { keys: &["batch.size"], roles: PRODUCER, action: Special(batch_size) },
+        Rule { keys: &["compression.gzip.level"], roles: PRODUCER, action: Special(compression_gzip_level) },
+        Rule { keys: &["compression.lz4.level"], roles: PRODUCER, action: Special(compression_lz4_level) },
+        Rule { keys: &["compression.zstd.level"], roles: PRODUCER, action: Special(compression_zstd_level) },
+        Rule { keys: &["message.send.max.retries"], roles: PRODUCER, action: Special(message_send_max_retries) },
+        Rule { keys: &["compressed.topics"], roles: PRODUCER, action: Warn("the producer's compression applies to every topic") },
+    ]
+};
+
+/// The row naming `key` for `role`; the tests keep it to one.
+fn rule(role: Role, key: &str) -> Option<&'static Action> {
+    RULES.iter().find(|r| r.roles.contains(&role) && r.keys.contains(&key)).map(|r| &r.action)
+}
+
+/// Every key of the rule table with the roles its row applies to, once per
+/// row naming it, so tests and the configuration reference can be checked
+/// against the table itself.
+pub fn rule_keys() -> impl Iterator<Item = (&'static str, &'static [Role])> {
+    RULES.iter().flat_map(|r| r.keys.iter().map(|k| (*k, r.roles)))
 }
 
 /// Known keys a typo is likely to be of, for "did you mean".
@@ -262,8 +328,8 @@ fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str,
     Ok(clamped.to_string())
 }
 
-/// A key neither table covers, as librdkafka would get it: the value with
-/// numbers normalised, or librdkafka's verdict (`(true, _)`: unknown key).
+/// A key no rule names, as librdkafka would get it: the value with
+/// numbers normalised, or librdkafka's refusal.
 fn normalised(file: &PropertiesFile, p: &Property, key: &str, warnings: &mut Vec<String>) -> Result<Result<String, Refusal>, ConfigError> {
     if let Err(Refusal::Unknown) = accepts(key, &p.value) {
         return Ok(Err(Refusal::Unknown));
@@ -280,309 +346,25 @@ fn parse_java_bool(file: &PropertiesFile, p: &Property) -> Result<bool, ConfigEr
     }
 }
 
-/// Translates one file for one role. `index` numbers the consumer streams
-/// (client.id is `<group.id>-<index>`, as MM1 forced).
+/// Translates one file for one role, with the command line's defaults.
 pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, ConfigError> {
     translate_with(file, role, TranslateOptions::default())
 }
 
 /// [`translate`] with the command line's choices.
 pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions) -> Result<ClientSettings, ConfigError> {
-    let mut s = ClientSettings {
-        role,
-        path: file.path.clone(),
-        entries: BTreeMap::new(),
-        warnings: Vec::new(),
-        notices: Vec::new(),
-        group_id: None,
-        exclude_internal_topics: true,
-        auto_commit_interval_ms: None,
-        bootstrap: String::new(),
-        zookeeper_connect: None,
-        byte_array_partitioner: false,
-    };
-    // Keys whose meaning depends on others, settled after the loop.
-    let mut levels: Vec<(&str, &Property)> = Vec::new();
-    let mut chunks: Option<&Property> = None;
-    let mut auto_commit: Option<(bool, &Property)> = None;
-    let mut auto_commit_interval: Option<u64> = None;
-    let user_set = |s: &mut ClientSettings, p: &Property, key: &str, value: String| {
-        s.set(key, value, Origin::File { at: file.at(p), key: p.key.clone() });
-    };
-
+    let mut t = Translation::new(file, role, opts);
     for p in &file.props {
-        let key = p.key.strip_prefix("topic.").filter(|k| accepts(k, &p.value).is_ok()).unwrap_or(&p.key);
-        if p.value.is_empty() && key != "ssl.endpoint.identification.algorithm" {
-            s.warnings.push(format!("{}: {} has an empty value and is ignored (Java treats it as unset)", file.at(p), p.key));
-            continue;
-        }
-        if crate::front::translate::security::owns(key) {
-            continue; // all of them at once, below
-        }
-        match rule(role, key) {
-            Some(Rule::Rename(to)) => {
-                let v = normalise_number(file, p, to, &p.value, &mut s.warnings)?;
-                user_set(&mut s, p, to, v)
-            }
-            Some(Rule::Drop(why)) => s.notices.push(format!("{}: {} is not passed to librdkafka: {why}", file.at(p), p.key)),
-            Some(Rule::Warn(why)) => s.warnings.push(format!("{}: {} is ignored: {why}", file.at(p), p.key)),
-            Some(Rule::Refuse(why)) => return Err(ConfigError(format!("{}: {}: {why}", file.at(p), p.key))),
-            Some(Rule::Special) => match key {
-                "send.buffer.bytes" | "receive.buffer.bytes" => {
-                    let v = parse_long(file, p)?.max(0);
-                    let to = if key == "send.buffer.bytes" { "socket.send.buffer.bytes" } else { "socket.receive.buffer.bytes" };
-                    user_set(&mut s, p, to, v.to_string());
-                }
-                "zookeeper.connect" => {
-                    if file.get("bootstrap.servers").is_none() && file.get("metadata.broker.list").is_none() {
-                        // Read from ZooKeeper by resolve_brokers (network I/O stays out of here).
-                        s.zookeeper_connect = Some((p.value.clone(), file.at(p)));
-                    } else {
-                        s.notices.push(format!("{}: zookeeper.connect is ignored; bootstrap.servers is used", file.at(p)));
-                    }
-                }
-                "enable.auto.commit" | "auto.commit.enable" => auto_commit = Some((parse_java_bool(file, p)?, p)),
-                "auto.commit.interval.ms" => auto_commit_interval = Some(parse_long(file, p)?.max(0) as u64),
-                "exclude.internal.topics" => s.exclude_internal_topics = parse_java_bool(file, p)?,
-                "partition.assignment.strategy" => {
-                    let v = assignor(file, p, &mut s.warnings)?;
-                    user_set(&mut s, p, "partition.assignment.strategy", v);
-                }
-                "auto.offset.reset" => {
-                    let v = match p.value.to_ascii_lowercase().as_str() {
-                        "smallest" | "earliest" => "earliest",
-                        "largest" | "latest" => "latest",
-                        by if by.starts_with("by_duration:") => {
-                            return Err(ConfigError(format!(
-                                "{}: auto.offset.reset={}: starting a new group at a point in time (Kafka 4.0) is not available here; \
-                                 use earliest (mirror everything the source still has), or commit the group's offsets for that time first \
-                                 (kafka-consumer-groups.sh --reset-offsets --to-datetime) and keep earliest",
-                                file.at(p),
-                                p.value
-                            )))
-                        }
-                        "none" => {
-                            return Err(ConfigError(format!(
-                                "{}: auto.offset.reset=none stops on a partition with no committed offset; use earliest (mirror everything) or latest",
-                                file.at(p)
-                            )))
-                        }
-                        _ => {
-                            return Err(ConfigError(format!(
-                                "{}: auto.offset.reset='{}' is not one of earliest, latest (or 0.8's smallest, largest)",
-                                file.at(p),
-                                p.value
-                            )))
-                        }
-                    };
-                    if v == "latest" {
-                        s.warnings.push(format!(
-                            "{}: auto.offset.reset=latest: records written to a partition before the group's first commit are not mirrored",
-                            file.at(p)
-                        ));
-                    }
-                    user_set(&mut s, p, "auto.offset.reset", v.to_string());
-                }
-                "client.id" => s.notices.push(format!(
-                    "{}: client.id '{}' is replaced by <group.id>-<stream>, as MM1 did",
-                    file.at(p),
-                    p.value
-                )),
-                "offsets.storage" => match p.value.to_ascii_lowercase().as_str() {
-                    "kafka" => s.notices.push(format!("{}: offsets.storage=kafka is the only storage; key dropped", file.at(p))),
-                    "zookeeper" if opts.accept_zookeeper_offsets_loss => s.warnings.push(format!(
-                        "{}: offsets.storage=zookeeper: the group's offsets in ZooKeeper are not read (--accept.zookeeper.offsets.loss); \
-                         partitions without a Kafka-stored offset start from auto.offset.reset={}",
-                        file.at(p),
-                        file.get("auto.offset.reset").map_or("earliest (mirror-maker default)", |r| r.value.as_str())
-                    )),
-                    "zookeeper" => {
-                        return Err(ConfigError(format!(
-                            "{}: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible to Kafka-stored groups, so this mirror \
-                             would start from auto.offset.reset (records skipped with latest, mirrored again with earliest). Either move them to Kafka \
-                             first (run the 0.8 consumer once with offsets.storage=kafka and dual.commit.enabled=true), then set offsets.storage=kafka; \
-                             or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss",
-                            file.at(p)
-                        )))
-                    }
-                    _ => {
-                        return Err(ConfigError(format!(
-                            "{}: offsets.storage='{}' is not kafka or zookeeper; remove the line (offsets are stored in Kafka)",
-                            file.at(p),
-                            p.value
-                        )))
-                    }
-                },
-                "queued.max.message.chunks" => chunks = Some(p),
-                "consumer.timeout.ms" => {
-                    if parse_long(file, p)? >= 0 {
-                        s.warnings.push(format!(
-                            "{}: consumer.timeout.ms={} is ignored: a 0.8 mirror exited after that long without records; this one keeps running",
-                            file.at(p),
-                            p.value
-                        ));
-                    } else {
-                        s.notices.push(format!("{}: consumer.timeout.ms={}: wait for records forever, as this mirror always does", file.at(p), p.value));
-                    }
-                }
-                "client.dns.lookup" => {
-                    // Java < 2.6 had `default`, which is today's use_all_dns_ips.
-                    let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
-                    if let Err(Refusal::Invalid(msg)) = accepts("client.dns.lookup", &v) {
-                        return Err(ConfigError(format!("{}: client.dns.lookup='{}' is not accepted: {msg}", file.at(p), p.value)));
-                    }
-                    user_set(&mut s, p, "client.dns.lookup", v);
-                }
-                "topic.metadata.refresh.interval.ms" => {
-                    let mut v = normalise_number(file, p, key, &p.value, &mut s.warnings)?;
-                    if v == "0" {
-                        // 0.8 refreshed after every failed send; librdkafka would poll the cluster constantly.
-                        s.notices.push(format!("{}: topic.metadata.refresh.interval.ms=0 is read as 1000 (refresh every second)", file.at(p)));
-                        v = "1000".into();
-                    }
-                    user_set(&mut s, p, key, v);
-                }
-                "batch.size" => {
-                    if p.value.trim().parse::<i64>() == Ok(0) {
-                        // Java: 0 turns batching off, one record per request.
-                        user_set(&mut s, p, "batch.num.messages", "1".into());
-                    } else {
-                        let v = normalise_number(file, p, "batch.size", &p.value, &mut s.warnings)?;
-                        user_set(&mut s, p, "batch.size", v);
-                    }
-                }
-                "compression.gzip.level" => levels.push(("gzip", p)),
-                "compression.lz4.level" => levels.push(("lz4", p)),
-                "compression.zstd.level" => levels.push(("zstd", p)),
-                "message.send.max.retries" => {
-                    let v = normalise_number(file, p, "message.send.max.retries", &p.value, &mut s.warnings)?;
-                    s.warnings.push(format!(
-                        "{}: message.send.max.retries={v}: a record still failing after {v} retries is a send failure, which stops the mirror \
-                         (--abort.on.send.failure true); remove the line to retry for as long as it takes",
-                        file.at(p)
-                    ));
-                    user_set(&mut s, p, "message.send.max.retries", v);
-                }
-                "queue.enqueue.timeout.ms" => {
-                    if parse_long(file, p)? >= 0 {
-                        s.warnings.push(format!(
-                            "{}: queue.enqueue.timeout.ms={} would drop records on a full queue; this mirror never drops and waits instead",
-                            file.at(p),
-                            p.value
-                        ));
-                    }
-                }
-                "producer.type" => s.notices.push(format!(
-                    "{}: producer.type={}: every record is acknowledged by the target before its offset is committed, which is what sync was for; sending stays batched",
-                    file.at(p),
-                    p.value
-                )),
-                "buffer.memory" => {
-                    let kb = (parse_long(file, p)?.max(1) + 1023) / 1024;
-                    user_set(&mut s, p, "queue.buffering.max.kbytes", kb.clamp(1, 2_147_483_647).to_string());
-                }
-                "compression.codec" => {
-                    let v = match p.value.trim().to_ascii_lowercase().as_str() {
-                        "0" | "none" => "none",
-                        "1" | "gzip" => "gzip",
-                        "2" | "snappy" => "snappy",
-                        "3" | "lz4" => "lz4",
-                        "4" | "zstd" => "zstd",
-                        _ => {
-                            return Err(ConfigError(format!(
-                                "{}: compression.codec='{}' is not a codec: 0 (none), 1 (gzip), 2 (snappy), 3 (lz4) or a name",
-                                file.at(p),
-                                p.value
-                            )))
-                        }
-                    };
-                    user_set(&mut s, p, "compression.codec", v.to_string());
-                }
-                "partitioner.class" if p.value.trim() == "kafka.producer.ByteArrayPartitioner" => {
-                    s.byte_array_partitioner = true;
-                    user_set(&mut s, p, "partitioner", "murmur2_random".into());
-                    s.notices.push(format!(
-                        "{}: partitioner.class=kafka.producer.ByteArrayPartitioner: keyed records go to abs(Arrays.hashCode(key)) % partitions, \
-                         as the 0.8 producer placed them; unkeyed records go to a random partition",
-                        file.at(p)
-                    ));
-                }
-                "partitioner.class" => {
-                    let v = partitioner(file, p)?;
-                    user_set(&mut s, p, "partitioner", v.to_string());
-                }
-                "partitioner.ignore.keys" => {
-                    if parse_java_bool(file, p)? {
-                        user_set(&mut s, p, "partitioner", "random".into());
-                    }
-                }
-                _ => unreachable!("special key {key} without a handler"),
-            },
-            None => match normalised(file, p, key, &mut s.warnings)? {
-                Ok(v) => user_set(&mut s, p, key, v),
-                Err(Refusal::Unknown) => {
-                    let hint = did_you_mean(key).map(|k| format!(" Did you mean '{k}'?")).unwrap_or_default();
-                    s.warnings.push(format!(
-                        "{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it).{hint}",
-                        file.at(p),
-                        p.key
-                    ));
-                }
-                Err(Refusal::Invalid(msg)) => {
-                    return Err(ConfigError(format!(
-                        "{}: {}='{}' is not accepted: {msg}",
-                        file.at(p),
-                        p.key,
-                        shown(key, &p.value)
-                    )))
-                }
-            },
-        }
+        t.property(p)?;
     }
-
-    crate::front::translate::security::translate(file, &mut s)?;
-
-    if let Some((on, p)) = auto_commit {
-        let at = file.at(p);
-        if on {
-            let ms = auto_commit_interval.unwrap_or(60_000);
-            s.notices.push(format!(
-                "{at}: {}=true: auto-commit is never handed to the client (it would commit records the target does not have yet); \
-                 acknowledged offsets are committed every {ms} ms (auto.commit.interval.ms) unless --offset.commit.interval.ms is given",
-                p.key
-            ));
-            s.auto_commit_interval_ms = Some(ms);
-        } else {
-            s.notices.push(format!(
-                "{at}: {}=false: the client never auto-commits; the mirror commits offsets itself once the target acknowledged the records \
-                 (passed through, librdkafka would have ignored auto.commit.enable and kept auto-commit on)",
-                p.key
-            ));
-        }
-        s.set("enable.auto.commit", "false", Origin::File { at, key: format!("{}={on}", p.key) });
+    crate::front::translate::security::translate(file, &mut t.s)?;
+    t.auto_commit();
+    if !t.levels.is_empty() {
+        compression_level(file, &mut t.s, &t.levels);
     }
-
-    if !levels.is_empty() {
-        compression_level(file, &mut s, &levels);
-    }
-    if let Some(p) = chunks {
-        // 0.8 buffered this many fetched chunks of fetch.message.max.bytes each.
-        let n = parse_long(file, p)?.max(1);
-        let fetch: i64 = s.get("fetch.message.max.bytes").or_else(|| s.get("max.partition.fetch.bytes")).and_then(|v| v.parse().ok()).unwrap_or(1_048_576);
-        let kb = (n.saturating_mul(fetch) / 1024).clamp(1, 2_097_151);
-        user_set(&mut s, p, "queued.max.messages.kbytes", kb.to_string());
-    }
-
-    s.bootstrap = match s.get("bootstrap.servers").or_else(|| s.get("metadata.broker.list")) {
-        Some(b) => b.to_string(),
-        // Filled in from ZooKeeper by resolve_brokers.
-        None if s.zookeeper_connect.is_some() => String::new(),
-        None => {
-            let hint = if role == Role::Producer { " (a 0.8 producer file: metadata.broker.list)" } else { "" };
-            return Err(ConfigError(format!("{}: bootstrap.servers is missing; add 'bootstrap.servers=host:port'{hint}", file.path.display())));
-        }
-    };
-
+    t.queued_chunks()?;
+    let mut s = t.s;
+    s.bootstrap = bootstrap(file, &s)?;
     match role {
         Role::Consumer => consumer_defaults(file, &mut s)?,
         Role::Producer => producer_defaults(&mut s),
@@ -591,6 +373,381 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
     one_name_per_setting(&mut s);
     check_combinations(&s)?;
     Ok(s)
+}
+
+/// The broker list, or nothing yet for a ZooKeeper-era file (filled in from
+/// ZooKeeper by [`resolve_brokers`]); a file with neither is refused.
+fn bootstrap(file: &PropertiesFile, s: &ClientSettings) -> Result<String, ConfigError> {
+    match s.get("bootstrap.servers").or_else(|| s.get("metadata.broker.list")) {
+        Some(b) => Ok(b.to_string()),
+        None if s.zookeeper_connect.is_some() => Ok(String::new()),
+        None => {
+            let hint = if s.role == Role::Producer { " (a 0.8 producer file: metadata.broker.list)" } else { "" };
+            Err(ConfigError(format!("{}: bootstrap.servers is missing; add 'bootstrap.servers=host:port'{hint}", file.path.display())))
+        }
+    }
+}
+
+/// One file's translation under way: the settings so far, and the keys
+/// whose meaning depends on others, settled once every line is read.
+struct Translation<'f> {
+    file: &'f PropertiesFile,
+    opts: TranslateOptions,
+    s: ClientSettings,
+    levels: Vec<(&'static str, &'f Property)>,
+    chunks: Option<&'f Property>,
+    auto_commit: Option<(bool, &'f Property)>,
+    auto_commit_interval: Option<u64>,
+}
+
+impl<'f> Translation<'f> {
+    fn new(file: &'f PropertiesFile, role: Role, opts: TranslateOptions) -> Self {
+        let s = ClientSettings {
+            role,
+            path: file.path.clone(),
+            entries: BTreeMap::new(),
+            warnings: Vec::new(),
+            notices: Vec::new(),
+            group_id: None,
+            exclude_internal_topics: true,
+            auto_commit_interval_ms: None,
+            bootstrap: String::new(),
+            zookeeper_connect: None,
+            byte_array_partitioner: false,
+        };
+        Translation { file, opts, s, levels: Vec::new(), chunks: None, auto_commit: None, auto_commit_interval: None }
+    }
+
+    /// Sets a librdkafka key from a line of the file, which stays its origin.
+    fn set(&mut self, p: &Property, key: &str, value: String) {
+        self.s.set(key, value, Origin::File { at: self.file.at(p), key: p.key.clone() });
+    }
+
+    /// One line of the file, as its rule says.
+    fn property(&mut self, p: &'f Property) -> Result<(), ConfigError> {
+        let file = self.file;
+        let key = p.key.strip_prefix("topic.").filter(|k| accepts(k, &p.value).is_ok()).unwrap_or(&p.key);
+        if p.value.is_empty() && key != "ssl.endpoint.identification.algorithm" {
+            self.s.warnings.push(format!("{}: {} has an empty value and is ignored (Java treats it as unset)", file.at(p), p.key));
+            return Ok(());
+        }
+        if crate::front::translate::security::owns(key) {
+            return Ok(()); // they depend on one another: taken together once every line is read
+        }
+        match rule(self.s.role, key) {
+            Some(Action::Rename(to)) => {
+                let v = normalise_number(file, p, to, &p.value, &mut self.s.warnings)?;
+                self.set(p, to, v);
+            }
+            Some(Action::Drop(why)) => self.s.notices.push(format!("{}: {} is not passed to librdkafka: {why}", file.at(p), p.key)),
+            Some(Action::Warn(why)) => self.s.warnings.push(format!("{}: {} is ignored: {why}", file.at(p), p.key)),
+            Some(Action::Refuse(why)) => return Err(ConfigError(format!("{}: {}: {why}", file.at(p), p.key))),
+            Some(Action::Special(handle)) => return handle(self, p),
+            None => return self.pass(p, key),
+        }
+        Ok(())
+    }
+
+    /// A key no rule names: librdkafka's own, or unknown to both sides.
+    fn pass(&mut self, p: &Property, key: &str) -> Result<(), ConfigError> {
+        let file = self.file;
+        match normalised(file, p, key, &mut self.s.warnings)? {
+            Ok(v) => self.set(p, key, v),
+            Err(Refusal::Unknown) => {
+                let hint = did_you_mean(key).map(|k| format!(" Did you mean '{k}'?")).unwrap_or_default();
+                self.s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it).{hint}", file.at(p), p.key));
+            }
+            Err(Refusal::Invalid(msg)) => return Err(ConfigError(format!("{}: {}='{}' is not accepted: {msg}", file.at(p), p.key, shown(key, &p.value)))),
+        }
+        Ok(())
+    }
+
+    /// Auto-commit keys, known only once the interval may have been read.
+    fn auto_commit(&mut self) {
+        let Some((on, p)) = self.auto_commit else { return };
+        let at = self.file.at(p);
+        if on {
+            let ms = self.auto_commit_interval.unwrap_or(60_000);
+            self.s.notices.push(format!(
+                "{at}: {}=true: auto-commit is never handed to the client (it would commit records the target does not have yet); \
+                 acknowledged offsets are committed every {ms} ms (auto.commit.interval.ms) unless --offset.commit.interval.ms is given",
+                p.key
+            ));
+            self.s.auto_commit_interval_ms = Some(ms);
+        } else {
+            self.s.notices.push(format!(
+                "{at}: {}=false: the client never auto-commits; the mirror commits offsets itself once the target acknowledged the records \
+                 (passed through, librdkafka would have ignored auto.commit.enable and kept auto-commit on)",
+                p.key
+            ));
+        }
+        self.s.set("enable.auto.commit", "false", Origin::File { at, key: format!("{}={on}", p.key) });
+    }
+
+    /// `queued.max.message.chunks`, known only once the fetch size may have been read.
+    fn queued_chunks(&mut self) -> Result<(), ConfigError> {
+        let Some(p) = self.chunks else { return Ok(()) };
+        // 0.8 buffered this many fetched chunks of fetch.message.max.bytes each.
+        let n = parse_long(self.file, p)?.max(1);
+        let s = &self.s;
+        let fetch: i64 = s.get("fetch.message.max.bytes").or_else(|| s.get("max.partition.fetch.bytes")).and_then(|v| v.parse().ok()).unwrap_or(1_048_576);
+        let kb = (n.saturating_mul(fetch) / 1024).clamp(1, 2_097_151);
+        self.set(p, "queued.max.messages.kbytes", kb.to_string());
+        Ok(())
+    }
+}
+
+// The special keys, one function each, in the order of the table.
+
+fn send_buffer_bytes(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    socket_buffer(t, p, "socket.send.buffer.bytes")
+}
+
+fn receive_buffer_bytes(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    socket_buffer(t, p, "socket.receive.buffer.bytes")
+}
+
+/// Java's -1 (the system's size) is librdkafka's 0.
+fn socket_buffer(t: &mut Translation<'_>, p: &Property, to: &str) -> Result<(), ConfigError> {
+    let v = parse_long(t.file, p)?.max(0);
+    t.set(p, to, v.to_string());
+    Ok(())
+}
+
+fn client_dns_lookup(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    // Java < 2.6 had `default`, which is today's use_all_dns_ips.
+    let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
+    if let Err(Refusal::Invalid(msg)) = accepts("client.dns.lookup", &v) {
+        return Err(ConfigError(format!("{}: client.dns.lookup='{}' is not accepted: {msg}", t.file.at(p), p.value)));
+    }
+    t.set(p, "client.dns.lookup", v);
+    Ok(())
+}
+
+fn topic_metadata_refresh_interval_ms(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    const KEY: &str = "topic.metadata.refresh.interval.ms";
+    let mut v = normalise_number(t.file, p, KEY, &p.value, &mut t.s.warnings)?;
+    if v == "0" {
+        // 0.8 refreshed after every failed send; librdkafka would poll the cluster constantly.
+        t.s.notices.push(format!("{}: topic.metadata.refresh.interval.ms=0 is read as 1000 (refresh every second)", t.file.at(p)));
+        v = "1000".into();
+    }
+    t.set(p, KEY, v);
+    Ok(())
+}
+
+fn zookeeper_connect(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    if t.file.get("bootstrap.servers").is_none() && t.file.get("metadata.broker.list").is_none() {
+        // Read from ZooKeeper by resolve_brokers (network I/O stays out of here).
+        t.s.zookeeper_connect = Some((p.value.clone(), t.file.at(p)));
+    } else {
+        t.s.notices.push(format!("{}: zookeeper.connect is ignored; bootstrap.servers is used", t.file.at(p)));
+    }
+    Ok(())
+}
+
+/// Also 0.8's `auto.commit.enable`; settled in [`Translation::auto_commit`].
+fn enable_auto_commit<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.auto_commit = Some((parse_java_bool(t.file, p)?, p));
+    Ok(())
+}
+
+fn auto_commit_interval_ms(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    t.auto_commit_interval = Some(parse_long(t.file, p)?.max(0) as u64);
+    Ok(())
+}
+
+/// Applied by the mirror's topic filter, not by librdkafka.
+fn exclude_internal_topics(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    t.s.exclude_internal_topics = parse_java_bool(t.file, p)?;
+    Ok(())
+}
+
+fn partition_assignment_strategy(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let v = assignor(t.file, p, &mut t.s.warnings)?;
+    t.set(p, "partition.assignment.strategy", v);
+    Ok(())
+}
+
+fn auto_offset_reset(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let at = t.file.at(p);
+    let v = match p.value.to_ascii_lowercase().as_str() {
+        "smallest" | "earliest" => "earliest",
+        "largest" | "latest" => "latest",
+        by if by.starts_with("by_duration:") => {
+            return Err(ConfigError(format!(
+                "{at}: auto.offset.reset={}: starting a new group at a point in time (Kafka 4.0) is not available here; \
+                 use earliest (mirror everything the source still has), or commit the group's offsets for that time first \
+                 (kafka-consumer-groups.sh --reset-offsets --to-datetime) and keep earliest",
+                p.value
+            )))
+        }
+        "none" => {
+            return Err(ConfigError(format!(
+                "{at}: auto.offset.reset=none stops on a partition with no committed offset; use earliest (mirror everything) or latest"
+            )))
+        }
+        _ => return Err(ConfigError(format!("{at}: auto.offset.reset='{}' is not one of earliest, latest (or 0.8's smallest, largest)", p.value))),
+    };
+    if v == "latest" {
+        t.s.warnings.push(format!("{at}: auto.offset.reset=latest: records written to a partition before the group's first commit are not mirrored"));
+    }
+    t.set(p, "auto.offset.reset", v.to_string());
+    Ok(())
+}
+
+/// MM1 forced `<group.id>-<stream>`, which the engine sets per stream.
+fn consumer_client_id(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    t.s.notices.push(format!("{}: client.id '{}' is replaced by <group.id>-<stream>, as MM1 did", t.file.at(p), p.value));
+    Ok(())
+}
+
+fn offsets_storage(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let at = t.file.at(p);
+    match p.value.to_ascii_lowercase().as_str() {
+        "kafka" => t.s.notices.push(format!("{at}: offsets.storage=kafka is the only storage; key dropped")),
+        "zookeeper" if t.opts.accept_zookeeper_offsets_loss => t.s.warnings.push(format!(
+            "{at}: offsets.storage=zookeeper: the group's offsets in ZooKeeper are not read (--accept.zookeeper.offsets.loss); \
+             partitions without a Kafka-stored offset start from auto.offset.reset={}",
+            t.file.get("auto.offset.reset").map_or("earliest (mirror-maker default)", |r| r.value.as_str())
+        )),
+        "zookeeper" => {
+            return Err(ConfigError(format!(
+                "{at}: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible to Kafka-stored groups, so this mirror \
+                 would start from auto.offset.reset (records skipped with latest, mirrored again with earliest). Either move them to Kafka \
+                 first (run the 0.8 consumer once with offsets.storage=kafka and dual.commit.enabled=true), then set offsets.storage=kafka; \
+                 or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss"
+            )))
+        }
+        _ => return Err(ConfigError(format!("{at}: offsets.storage='{}' is not kafka or zookeeper; remove the line (offsets are stored in Kafka)", p.value))),
+    }
+    Ok(())
+}
+
+fn consumer_timeout_ms(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let at = t.file.at(p);
+    if parse_long(t.file, p)? >= 0 {
+        t.s.warnings
+            .push(format!("{at}: consumer.timeout.ms={} is ignored: a 0.8 mirror exited after that long without records; this one keeps running", p.value));
+    } else {
+        t.s.notices.push(format!("{at}: consumer.timeout.ms={}: wait for records forever, as this mirror always does", p.value));
+    }
+    Ok(())
+}
+
+/// Settled in [`Translation::queued_chunks`].
+fn queued_max_message_chunks<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.chunks = Some(p);
+    Ok(())
+}
+
+fn queue_enqueue_timeout_ms(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    if parse_long(t.file, p)? >= 0 {
+        t.s.warnings.push(format!(
+            "{}: queue.enqueue.timeout.ms={} would drop records on a full queue; this mirror never drops and waits instead",
+            t.file.at(p),
+            p.value
+        ));
+    }
+    Ok(())
+}
+
+fn producer_type(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    t.s.notices.push(format!(
+        "{}: producer.type={}: every record is acknowledged by the target before its offset is committed, which is what sync was for; sending stays batched",
+        t.file.at(p),
+        p.value
+    ));
+    Ok(())
+}
+
+fn buffer_memory(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let kb = (parse_long(t.file, p)?.max(1) + 1023) / 1024;
+    t.set(p, "queue.buffering.max.kbytes", kb.clamp(1, 2_147_483_647).to_string());
+    Ok(())
+}
+
+/// 0.8 took numbers; librdkafka takes names only.
+fn compression_codec(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let v = match p.value.trim().to_ascii_lowercase().as_str() {
+        "0" | "none" => "none",
+        "1" | "gzip" => "gzip",
+        "2" | "snappy" => "snappy",
+        "3" | "lz4" => "lz4",
+        "4" | "zstd" => "zstd",
+        _ => {
+            return Err(ConfigError(format!(
+                "{}: compression.codec='{}' is not a codec: 0 (none), 1 (gzip), 2 (snappy), 3 (lz4) or a name",
+                t.file.at(p),
+                p.value
+            )))
+        }
+    };
+    t.set(p, "compression.codec", v.to_string());
+    Ok(())
+}
+
+fn partitioner_class(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    if p.value.trim() != "kafka.producer.ByteArrayPartitioner" {
+        let v = partitioner(t.file, p)?;
+        t.set(p, "partitioner", v.to_string());
+        return Ok(());
+    }
+    t.s.byte_array_partitioner = true;
+    t.set(p, "partitioner", "murmur2_random".into());
+    t.s.notices.push(format!(
+        "{}: partitioner.class=kafka.producer.ByteArrayPartitioner: keyed records go to abs(Arrays.hashCode(key)) % partitions, \
+         as the 0.8 producer placed them; unkeyed records go to a random partition",
+        t.file.at(p)
+    ));
+    Ok(())
+}
+
+fn partitioner_ignore_keys(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    if parse_java_bool(t.file, p)? {
+        t.set(p, "partitioner", "random".into());
+    }
+    Ok(())
+}
+
+fn batch_size(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    if p.value.trim().parse::<i64>() == Ok(0) {
+        // Java: 0 turns batching off, one record per request.
+        t.set(p, "batch.num.messages", "1".into());
+    } else {
+        let v = normalise_number(t.file, p, "batch.size", &p.value, &mut t.s.warnings)?;
+        t.set(p, "batch.size", v);
+    }
+    Ok(())
+}
+
+/// Settled in [`compression_level`], once the codec is known.
+fn compression_gzip_level<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.levels.push(("gzip", p));
+    Ok(())
+}
+
+/// As [`compression_gzip_level`].
+fn compression_lz4_level<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.levels.push(("lz4", p));
+    Ok(())
+}
+
+/// As [`compression_gzip_level`].
+fn compression_zstd_level<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.levels.push(("zstd", p));
+    Ok(())
+}
+
+fn message_send_max_retries(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
+    let v = normalise_number(t.file, p, "message.send.max.retries", &p.value, &mut t.s.warnings)?;
+    t.s.warnings.push(format!(
+        "{}: message.send.max.retries={v}: a record still failing after {v} retries is a send failure, which stops the mirror \
+         (--abort.on.send.failure true); remove the line to retry for as long as it takes",
+        t.file.at(p)
+    ));
+    t.set(p, "message.send.max.retries", v);
+    Ok(())
 }
 
 /// librdkafka's aliases (Java or 0.8 name, librdkafka name): setting both
@@ -1144,6 +1301,41 @@ mod tests {
         let p = producer("bootstrap.servers=h:1\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.password=hunter2\n");
         assert!(p.describe().iter().all(|l| !l.contains("hunter2")));
         assert!(p.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]")));
+    }
+
+    /// The reference users read must name every key the table handles.
+    #[test]
+    fn every_rule_key_is_in_the_configuration_reference() {
+        let reference = include_str!("../../../config/README.md");
+        let missing: Vec<&str> = rule_keys().map(|(k, _)| k).filter(|k| !reference.contains(&format!("`{k}`"))).collect();
+        assert!(missing.is_empty(), "config/README.md does not list these keys of the rule table (as `key`): {missing:?}");
+    }
+
+    /// A lookup takes the first row, so a second row for the same key and
+    /// role would be dead.
+    #[test]
+    fn one_rule_per_key_and_role() {
+        for role in [Role::Consumer, Role::Producer] {
+            let mut keys: Vec<&str> = RULES.iter().filter(|r| r.roles.contains(&role)).flat_map(|r| r.keys.iter().copied()).collect();
+            keys.sort_unstable();
+            let twice: Vec<&[&str]> = keys.windows(2).filter(|w| w[0] == w[1]).collect();
+            assert!(twice.is_empty(), "{role:?}: keys in two rows: {twice:?}");
+        }
+    }
+
+    /// Security's keys are taken before the table is asked, and a rename
+    /// must land on a key librdkafka has.
+    #[test]
+    fn every_rule_can_apply() {
+        for r in RULES {
+            assert!(!r.roles.is_empty(), "{:?} applies to no role", r.keys);
+            for k in r.keys {
+                assert!(!crate::front::translate::security::owns(k), "{k} is security's, so its rule is never reached");
+            }
+            if let Action::Rename(to) = r.action {
+                assert_ne!(accepts(to, "1"), Err(Refusal::Unknown), "{:?} renamed to {to}, which librdkafka does not know", r.keys);
+            }
+        }
     }
 
     #[test]
