@@ -1,0 +1,351 @@
+//! A flow's connector keys (reference §1.6) typed as Java's ConfigDef
+//! types them: strict booleans, whole numbers of the right width, the
+//! lists, the enumerations; every value with where it came from.
+//!
+//! Java validates a key only in the ConfigDef of the connector that
+//! defines it, and a refused value stops that connector, not the process;
+//! here a value Java would refuse stops the start with file:line and key,
+//! since a flow that silently lacks a connector is the failure users could
+//! not see.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::assemble::{Config, Val};
+use super::keys::{connector_def, list_default, worker_def, KeyDef, Ty, DEPRECATED};
+use super::raw::{java_trim, parse_list};
+use super::SettingOrigin;
+use crate::front::properties::ConfigError;
+
+/// A periodic job: `<job>.enabled` and `<job>.interval.seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Periodic {
+    pub enabled: bool,
+    pub interval_seconds: i64,
+}
+
+impl Periodic {
+    /// Java disables the job when it is off or its interval is negative.
+    pub fn interval(&self) -> Option<Duration> {
+        (self.enabled && self.interval_seconds >= 0).then(|| Duration::from_secs(self.interval_seconds as u64))
+    }
+}
+
+/// `offset-syncs.topic.location` (KIP-716).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Source,
+    Target,
+}
+
+/// `use.defaults.from`: whose default topic configs a synced topic keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultsFrom {
+    Source,
+    Target,
+}
+
+/// `use.incremental.alter.configs` (KIP-894).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrementalAlterConfigs {
+    Requested,
+    Required,
+    Never,
+}
+
+/// Every connector key of §1.6 for one flow, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSettings {
+    pub enabled: bool,
+    pub tasks_max: i32,
+    pub topics: Vec<String>,
+    pub topics_exclude: Vec<String>,
+    pub groups: Vec<String>,
+    pub groups_exclude: Vec<String>,
+    pub replication_factor: i32,
+    pub offset_syncs_topic_replication_factor: i16,
+    pub checkpoints_topic_replication_factor: i16,
+    pub heartbeats_topic_replication_factor: i16,
+    pub offset_syncs_topic_location: Location,
+    pub emit_offset_syncs_enabled: bool,
+    pub offset_lag_max: i64,
+    pub refresh_topics: Periodic,
+    pub sync_topic_configs: Periodic,
+    pub sync_topic_acls: Periodic,
+    pub refresh_groups: Periodic,
+    pub emit_checkpoints: Periodic,
+    pub sync_group_offsets: Periodic,
+    pub emit_heartbeats: Periodic,
+    pub config_properties_exclude: Vec<String>,
+    pub use_defaults_from: DefaultsFrom,
+    pub use_incremental_alter_configs: IncrementalAlterConfigs,
+    pub consumer_poll_timeout_ms: i64,
+    pub admin_timeout_ms: i64,
+    pub add_source_alias_to_metrics: bool,
+    pub replication_policy_class: String,
+    /// Raw, as the policy reads it (Java does not trim it).
+    pub replication_policy_separator: Option<String>,
+    pub topic_filter_class: String,
+    pub group_filter_class: String,
+    pub config_property_filter_class: String,
+    pub forwarding_admin_class: String,
+}
+
+/// Reads typed values out of a flow's connector config, recording origins.
+pub(crate) struct Reader<'c, 'a> {
+    cc: &'c Config<'a>,
+    path: &'c Path,
+    pub origins: Vec<SettingOrigin>,
+    pub warnings: Vec<String>,
+}
+
+impl<'c, 'a> Reader<'c, 'a> {
+    pub fn new(cc: &'c Config<'a>, path: &'c Path) -> Self {
+        Reader { cc, path, origins: Vec::new(), warnings: Vec::new() }
+    }
+
+    fn at(&self, v: &Val<'_>) -> String {
+        match v.from {
+            Some(p) => format!("{}:{}: {}", self.path.display(), p.line, p.key),
+            None => "MirrorMaker 2's driver".into(),
+        }
+    }
+
+    /// The value in effect: the key, or its deprecated alias (the new name
+    /// wins when both are set, as `ConfigUtils.translateDeprecatedConfigs`
+    /// decides), or `None` for Java's default.
+    fn lookup(&mut self, key: &str) -> Option<Val<'a>> {
+        let old = DEPRECATED.iter().find(|(_, new)| *new == key).map(|(old, _)| *old);
+        match (self.cc.get(key), old.and_then(|o| self.cc.get(o))) {
+            (Some(v), Some(alias)) => {
+                let (kept, ignored) = (self.at(v), self.at(alias));
+                self.warnings.push(format!("{ignored} is ignored: {kept} is also set and Java uses {key} (the new name) when both are"));
+                Some(v.clone())
+            }
+            (Some(v), None) => Some(v.clone()),
+            (None, Some(alias)) => {
+                self.warnings.push(format!("{}: deprecated name (Java still reads it); rename it to {key}", self.at(alias)));
+                Some(alias.clone())
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// The trimmed text of a key (or its default), recorded in `origins`.
+    fn text(&mut self, def: &KeyDef) -> (String, Option<Val<'a>>) {
+        let found = self.lookup(def.name);
+        let (value, origin) = match &found {
+            Some(v) => (java_trim(&v.value).to_string(), self.at(v)),
+            None => (def.default.unwrap_or_default().to_string(), "default".to_string()),
+        };
+        self.origins.push(SettingOrigin { key: def.name.to_string(), value: value.clone(), origin });
+        (value, found)
+    }
+
+    fn refuse(&self, v: &Option<Val<'_>>, key: &str, value: &str, why: &str) -> ConfigError {
+        let at = v.as_ref().map_or_else(|| format!("default {key}"), |v| self.at(v));
+        ConfigError(format!("{at}='{value}' {why}"))
+    }
+
+    fn def(key: &str) -> &'static KeyDef {
+        connector_def(key).or_else(|| worker_def(key)).unwrap_or_else(|| panic!("{key} is in neither key table"))
+    }
+
+    pub fn bool(&mut self, key: &str) -> Result<bool, ConfigError> {
+        let (t, v) = self.text(Self::def(key));
+        match t.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => {
+                Err(self.refuse(&v, key, &t, "must be true or false: Java's ConfigDef refuses anything else (yes, 1, on ...) and the connector does not start"))
+            }
+        }
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, key: &str, what: &str) -> Result<T, ConfigError> {
+        let (t, v) = self.text(Self::def(key));
+        t.parse::<T>().map_err(|_| self.refuse(&v, key, &t, &format!("must be a whole number ({what}), as Java's ConfigDef reads it")))
+    }
+
+    pub fn int(&mut self, key: &str) -> Result<i32, ConfigError> {
+        self.number(key, "INT, -2147483648..2147483647")
+    }
+
+    pub fn short(&mut self, key: &str) -> Result<i16, ConfigError> {
+        self.number(key, "SHORT, -32768..32767")
+    }
+
+    pub fn long(&mut self, key: &str) -> Result<i64, ConfigError> {
+        self.number(key, "LONG")
+    }
+
+    pub fn list(&mut self, key: &str) -> Vec<String> {
+        let def = Self::def(key);
+        match self.lookup(key) {
+            Some(v) => {
+                let at = self.at(&v);
+                self.origins.push(SettingOrigin { key: key.into(), value: java_trim(&v.value).into(), origin: at });
+                parse_list(&v.value)
+            }
+            None => {
+                let list: Vec<String> = match list_default(key) {
+                    Some(l) => l.iter().map(|s| s.to_string()).collect(),
+                    None => def.default.map(parse_list).unwrap_or_default(),
+                };
+                self.origins.push(SettingOrigin { key: key.into(), value: list.join(", "), origin: "default".into() });
+                list
+            }
+        }
+    }
+
+    pub fn string(&mut self, key: &str) -> String {
+        self.text(Self::def(key)).0
+    }
+
+    /// A `ValidString.in(...)` key: one of its values (any case where Java allows it), lower-cased.
+    pub fn one_of(&mut self, key: &str) -> Result<String, ConfigError> {
+        let def = Self::def(key);
+        let (allowed, any_case) = match def.ty {
+            Ty::OneOf(a) => (a, false),
+            Ty::OneOfAnyCase(a) => (a, true),
+            _ => panic!("{key} is not an enumeration"),
+        };
+        let (t, v) = self.text(def);
+        let t = if any_case { t.to_ascii_lowercase() } else { t };
+        if allowed.contains(&t.as_str()) {
+            return Ok(t);
+        }
+        let case = if any_case { "" } else { " (lower case, as Java's ConfigDef checks it)" };
+        Err(self.refuse(&v, key, &t, &format!("must be one of {}{case}", allowed.join(", "))))
+    }
+
+    /// The raw value of a key, untrimmed, for the few Java reads raw.
+    pub fn raw(&self, key: &str) -> Option<&Val<'a>> {
+        self.cc.get(key)
+    }
+
+    fn periodic(&mut self, job: &str) -> Result<Periodic, ConfigError> {
+        Ok(Periodic { enabled: self.bool(&format!("{job}.enabled"))?, interval_seconds: self.long(&format!("{job}.interval.seconds"))? })
+    }
+
+    /// Replication factors: Java creates topics with `(short)` of the value;
+    /// only -1 (the broker's default) and 1 and up make a topic.
+    fn replication_factor(&mut self, key: &str, value: i64) -> Result<(), ConfigError> {
+        if value == -1 || (1..=i64::from(i16::MAX)).contains(&value) {
+            return Ok(());
+        }
+        let v = self.cc.get(key).cloned();
+        Err(self.refuse(
+            &v,
+            key,
+            &value.to_string(),
+            "must be at least 1 (or -1 for the broker's default.replication.factor): Java cannot create topics with it",
+        ))
+    }
+}
+
+/// All §1.6 keys of one flow.
+pub(crate) fn read(r: &mut Reader<'_, '_>) -> Result<FlowSettings, ConfigError> {
+    let tasks_max = r.int("tasks.max")?;
+    if tasks_max < 1 {
+        let v = r.raw("tasks.max").cloned();
+        return Err(r.refuse(&v, "tasks.max", &tasks_max.to_string(), "must be at least 1, as Java's ConfigDef requires"));
+    }
+    let replication_factor = r.int("replication.factor")?;
+    r.replication_factor("replication.factor", replication_factor.into())?;
+    let offset_syncs_rf = r.short("offset-syncs.topic.replication.factor")?;
+    r.replication_factor("offset-syncs.topic.replication.factor", offset_syncs_rf.into())?;
+    let checkpoints_rf = r.short("checkpoints.topic.replication.factor")?;
+    r.replication_factor("checkpoints.topic.replication.factor", checkpoints_rf.into())?;
+    let heartbeats_rf = r.short("heartbeats.topic.replication.factor")?;
+    r.replication_factor("heartbeats.topic.replication.factor", heartbeats_rf.into())?;
+    let location = match r.one_of("offset-syncs.topic.location")?.as_str() {
+        "target" => Location::Target,
+        _ => Location::Source,
+    };
+    let use_defaults_from = match r.one_of("use.defaults.from")?.as_str() {
+        "source" => DefaultsFrom::Source,
+        _ => DefaultsFrom::Target,
+    };
+    let incremental = match r.one_of("use.incremental.alter.configs")?.as_str() {
+        "required" => IncrementalAlterConfigs::Required,
+        "never" => IncrementalAlterConfigs::Never,
+        _ => IncrementalAlterConfigs::Requested,
+    };
+    // Recorded trimmed for `origins`; the policy takes it raw, as Java's does.
+    r.string("replication.policy.separator");
+    let separator = r.raw("replication.policy.separator").map(|v| v.value.clone());
+    Ok(FlowSettings {
+        enabled: r.bool("enabled")?,
+        tasks_max,
+        topics: r.list("topics"),
+        topics_exclude: r.list("topics.exclude"),
+        groups: r.list("groups"),
+        groups_exclude: r.list("groups.exclude"),
+        replication_factor,
+        offset_syncs_topic_replication_factor: offset_syncs_rf,
+        checkpoints_topic_replication_factor: checkpoints_rf,
+        heartbeats_topic_replication_factor: heartbeats_rf,
+        offset_syncs_topic_location: location,
+        emit_offset_syncs_enabled: r.bool("emit.offset-syncs.enabled")?,
+        offset_lag_max: r.long("offset.lag.max")?,
+        refresh_topics: r.periodic("refresh.topics")?,
+        sync_topic_configs: r.periodic("sync.topic.configs")?,
+        sync_topic_acls: r.periodic("sync.topic.acls")?,
+        refresh_groups: r.periodic("refresh.groups")?,
+        emit_checkpoints: r.periodic("emit.checkpoints")?,
+        sync_group_offsets: r.periodic("sync.group.offsets")?,
+        emit_heartbeats: r.periodic("emit.heartbeats")?,
+        config_properties_exclude: r.list("config.properties.exclude"),
+        use_defaults_from,
+        use_incremental_alter_configs: incremental,
+        consumer_poll_timeout_ms: r.long("consumer.poll.timeout.ms")?,
+        admin_timeout_ms: r.long("admin.timeout.ms")?,
+        add_source_alias_to_metrics: r.bool("add.source.alias.to.metrics")?,
+        replication_policy_class: r.string("replication.policy.class"),
+        replication_policy_separator: separator,
+        topic_filter_class: r.string("topic.filter.class"),
+        group_filter_class: r.string("group.filter.class"),
+        config_property_filter_class: r.string("config.property.filter.class"),
+        forwarding_admin_class: r.string("forwarding.admin.class"),
+    })
+}
+
+/// The Connect worker settings of a flow's herder (reference §1.5) that a
+/// mirror taking over from Java, or handing back to it, must agree on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerSettings {
+    pub group_id: String,
+    pub client_id: String,
+    /// Where Java keeps its source positions (`mm2-offsets.<source>.internal`).
+    pub offset_storage_topic: String,
+    pub config_storage_topic: String,
+    pub status_storage_topic: String,
+    pub offset_storage_partitions: i32,
+    pub status_storage_partitions: i32,
+    pub offset_storage_replication_factor: i16,
+    pub config_storage_replication_factor: i16,
+    pub status_storage_replication_factor: i16,
+    pub offset_flush_interval_ms: i64,
+    pub offset_flush_timeout_ms: i64,
+    /// `disabled`, `preparing` or `enabled`, lower-cased.
+    pub exactly_once_source_support: String,
+}
+
+pub(crate) fn read_worker(r: &mut Reader<'_, '_>) -> Result<WorkerSettings, ConfigError> {
+    Ok(WorkerSettings {
+        group_id: r.string("group.id"),
+        client_id: r.string("client.id"),
+        offset_storage_topic: r.string("offset.storage.topic"),
+        config_storage_topic: r.string("config.storage.topic"),
+        status_storage_topic: r.string("status.storage.topic"),
+        offset_storage_partitions: r.int("offset.storage.partitions")?,
+        status_storage_partitions: r.int("status.storage.partitions")?,
+        offset_storage_replication_factor: r.short("offset.storage.replication.factor")?,
+        config_storage_replication_factor: r.short("config.storage.replication.factor")?,
+        status_storage_replication_factor: r.short("status.storage.replication.factor")?,
+        offset_flush_interval_ms: r.long("offset.flush.interval.ms")?,
+        offset_flush_timeout_ms: r.long("offset.flush.timeout.ms")?,
+        exactly_once_source_support: r.one_of("exactly.once.source.support")?,
+    })
+}
