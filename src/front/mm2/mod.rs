@@ -20,6 +20,9 @@ mod lint;
 mod raw;
 pub mod settings;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::{Path, PathBuf};
 
 use assemble::{client_config, client_props, connector_config, data_producer_config, worker_config, Config, Side};
