@@ -68,10 +68,26 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
     for p in &file.props {
         let at = format!("{}:{}", file.path.display(), p.line);
         check_value(&at, p, providers, msgs)?;
-        match place(&p.key, aliases) {
-            Place::Flow { source, target, rest } => flow_key(&at, p, source, target, rest, msgs)?,
-            Place::Cluster { alias, rest } => cluster_key(&at, p, alias, rest, msgs),
-            Place::TopLevel => top_level_key(&at, p, aliases, msgs)?,
+        let connector_key = match place(&p.key, aliases) {
+            Place::Flow { source, target, rest } => {
+                flow_key(&at, p, source, target, rest, msgs)?;
+                rest
+            }
+            Place::Cluster { alias, rest } => {
+                cluster_key(&at, p, alias, rest, msgs);
+                ""
+            }
+            Place::TopLevel => {
+                top_level_key(&at, p, aliases, msgs)?;
+                p.key.as_str()
+            }
+        };
+        if connector_key == "transforms" && !java_trim(&p.value).is_empty() {
+            msgs.warn(format!(
+                "{at}: {}={}: Connect transforms (SMTs) are Java classes this mirror does not run; records are copied unchanged",
+                p.key,
+                java_trim(&p.value)
+            ));
         }
     }
     Ok(())

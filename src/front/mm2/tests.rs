@@ -380,6 +380,9 @@ fn keys_that_do_nothing_say_so() {
     assert!(warned(&c, &["A->A.enabled is ignored", "into itself"]));
     assert!(warned(&c, &["B.producer.override.linger.ms does nothing", "B.producer.linger.ms"]));
     assert_eq!(value(&flow(&c, "A->B").producer, "override.linger.ms"), None);
+    let c = with("transforms = mask\nA->B.transforms = route\n");
+    assert!(warned(&c, &["mm2.properties:5: transforms=mask", "SMTs", "copied unchanged"]), "{:?}", c.warnings);
+    assert!(warned(&c, &["mm2.properties:6: A->B.transforms=route"]));
     let c = with("B.rest.extension.classes = x\n");
     assert!(c.warnings.is_empty() && c.notices.iter().any(|n| n.contains("B.rest.extension.classes goes to the Connect worker")), "{:?}", c.notices);
 }
