@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
@@ -19,6 +20,7 @@ use rdkafka::ClientConfig;
 
 use crate::engine;
 use crate::front::mm1::cli::Options;
+use crate::front::mm1::plan as mirror_plan;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::partitioner::java_partition;
@@ -65,22 +67,53 @@ pub fn run() -> i32 {
     }
 }
 
+type Mock = MockCluster<'static, DefaultProducerContext>;
+
+/// A librdkafka error as the demo reports it: what failed, then why.
+fn failed(what: &'static str) -> impl Fn(KafkaError) -> String {
+    move |err| format!("{what}: {err}")
+}
+
+/// The demo, phase by phase; the first failure ends it with its message
+/// (and drops the mock clusters with it).
 fn run_demo() -> Result<String, String> {
-    let e = |what: &'static str| move |err: rdkafka::error::KafkaError| format!("{what}: {err}");
-    let source = MockCluster::new(1).map_err(e("start source mock cluster"))?;
-    let target = MockCluster::new(1).map_err(e("start target mock cluster"))?;
+    let (source, target) = start_clusters()?;
+    let expected = write_samples(&source)?;
+    let options = demo_options(&source, &target)?;
+    let (mirrored_in, metrics) = mirror_until_committed(&source, options)?;
+    let (checked, duplicates) = check_target(&target, &expected)?;
+    check_order_and_commits(&source, &target)?;
+    Ok(format!(
+        "demo: OK: {checked} records mirrored in {:.1}s and checked one by one, 0 missing, {duplicates} duplicates (at-least-once redelivery); \
+         keys, values (tombstones included), headers and timestamps identical; keyed records in Java's murmur2 partition of a 5-partition target; \
+         per-key order kept; demo.tmp excluded; the group's committed offsets equal the source end offsets.\n{}",
+        mirrored_in.as_secs_f64(),
+        metrics.summary()
+    ))
+}
+
+/// Two in-process mock clusters with the demo topics on both: the target's
+/// made beforehand with its own partition counts, as an operator would.
+fn start_clusters() -> Result<(Mock, Mock), String> {
+    let source = MockCluster::new(1).map_err(failed("start source mock cluster"))?;
+    let target = MockCluster::new(1).map_err(failed("start target mock cluster"))?;
     for (t, sp, tp, _) in TOPICS {
-        source.create_topic(t, *sp, 1).map_err(e("create source topic"))?;
-        target.create_topic(t, *tp, 1).map_err(e("create target topic"))?;
+        source.create_topic(t, *sp, 1).map_err(failed("create source topic"))?;
+        target.create_topic(t, *tp, 1).map_err(failed("create target topic"))?;
     }
     println!("demo: source cluster {} and target cluster {} (in-process mock brokers)", source.bootstrap_servers(), target.bootstrap_servers());
+    Ok((source, target))
+}
 
-    // Source data, written with Java's placement so per-key order is per partition.
+/// Writes every topic's sample records to the source; returns them per
+/// topic, in seq order, for the check.
+fn write_samples(source: &Mock) -> Result<HashMap<&'static str, Vec<Rec>>, String> {
+    // Written with Java's placement so per-key order is per partition.
     let writer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", source.bootstrap_servers())
         .set("partitioner", "murmur2_random")
         .create()
-        .map_err(e("create demo writer"))?;
+        .map_err(failed("create demo writer"))?;
     let mut expected: HashMap<&str, Vec<Rec>> = HashMap::new();
     for (t, _, _, n) in TOPICS {
         for i in 0..*n {
@@ -100,10 +133,14 @@ fn run_demo() -> Result<String, String> {
             expected.entry(t).or_default().push(r);
         }
     }
-    writer.flush(Duration::from_secs(30)).map_err(e("flush sample records"))?;
-    let total: usize = TOPICS.iter().filter(|t| t.0 != "demo.tmp").map(|t| t.3).sum();
+    writer.flush(Duration::from_secs(30)).map_err(failed("flush sample records"))?;
     println!("demo: wrote {} records to 3 source topics; mirroring 'demo\\..*' minus 'demo\\.tmp'", TOPICS.iter().map(|t| t.3).sum::<usize>());
+    Ok(expected)
+}
 
+/// The command line and properties files a user would give for this
+/// mirror, as [`Options`]; the files go to a temporary directory.
+fn demo_options(source: &Mock, target: &Mock) -> Result<Options, String> {
     let dir = std::env::temp_dir().join(format!("mirror-maker-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|err| format!("create {}: {err}", dir.display()))?;
     let consumer_file = dir.join("consumer.properties");
@@ -118,7 +155,7 @@ fn run_demo() -> Result<String, String> {
     )?;
     write(&producer_file, format!("bootstrap.servers={}\n", target.bootstrap_servers()))?;
 
-    let options = Options {
+    Ok(Options {
         exclude: Some("demo\\.tmp".into()),
         num_streams: 2,
         num_producers: 2,
@@ -131,8 +168,15 @@ fn run_demo() -> Result<String, String> {
         // topics are made by the mock's auto-create, as with MM1.
         beyond: crate::front::mm1::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },
         ..Options::new(consumer_file, producer_file, "demo\\..*")
-    };
-    let plan = engine::plan(options).map_err(|err| err.0)?;
+    })
+}
+
+/// Runs the mirror, as `main` does, until the group has committed the
+/// source's end offsets (or two minutes pass), then stops it cleanly.
+/// Returns how long the mirroring took and the run's metrics.
+fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, Arc<Metrics>), String> {
+    let total: usize = TOPICS.iter().filter(|t| t.0 != "demo.tmp").map(|t| t.3).sum();
+    let plan = mirror_plan(&options).map_err(|err| err.0)?;
     let shutdown = Shutdown::new(Duration::from_secs(30));
     let metrics = Arc::new(Metrics::default());
     let started = Instant::now();
@@ -144,7 +188,7 @@ fn run_demo() -> Result<String, String> {
     // then has the target acknowledged everything (a rebalance may have
     // sent some records twice, so counting produced records is not enough).
     let deadline = Instant::now() + Duration::from_secs(120);
-    while Metrics::get(&metrics.produced) < total as u64 || !commits_reach_end(&source)? {
+    while Metrics::get(&metrics.produced) < total as u64 || !commits_reach_end(source)? {
         if Instant::now() > deadline || shutdown.stopping() {
             break;
         }
@@ -156,109 +200,121 @@ fn run_demo() -> Result<String, String> {
     if code != exit::OK {
         return Err(format!("the mirror exited with status {code}"));
     }
+    Ok((mirrored_in, metrics))
+}
 
-    // Read the target back and check every record.
+/// Reads the target back, topic by topic, and checks every record against
+/// what was written. Returns the records checked and the duplicates seen.
+fn check_target(target: &Mock, expected: &HashMap<&str, Vec<Rec>>) -> Result<(usize, usize), String> {
     let reader: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", target.bootstrap_servers())
         .set("group.id", "demo-checker")
         .set("enable.auto.commit", "false")
         .create()
-        .map_err(e("create checker"))?;
+        .map_err(failed("create checker"))?;
     let mut checked = 0;
     let mut duplicates = 0;
     for (t, _, tparts, n) in TOPICS {
-        let mut list = TopicPartitionList::new();
-        for p in 0..*tparts {
-            list.add_partition_offset(t, p, Offset::Beginning).map_err(e("assign"))?;
-        }
-        reader.assign(&list).map_err(e("assign"))?;
         let want = if *t == "demo.tmp" { 0 } else { *n };
-        let mut got: Vec<(i32, Rec)> = Vec::new();
-        let until = Instant::now() + Duration::from_secs(if want == 0 { 3 } else { 60 });
-        let mut distinct = std::collections::HashSet::new();
-        while distinct.len() < want && Instant::now() < until || (want == 0 && Instant::now() < until) {
-            if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
-                // Compared whole: the mirror adds nothing to a record by default.
-                let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
-                distinct.insert(m.headers().and_then(|h| h.iter().find(|x| x.key == "seq").and_then(|x| x.value.map(<[u8]>::to_vec))));
-                got.push((
-                    m.partition(),
-                    Rec {
-                        key: m.key().map(<[u8]>::to_vec),
-                        value: m.payload().map(<[u8]>::to_vec),
-                        headers,
-                        timestamp: m.timestamp().to_millis().unwrap_or(-1),
-                    },
-                ));
-            }
-        }
+        let (got, distinct) = read_back(&reader, t, *tparts, want)?;
         if want == 0 {
             if !got.is_empty() {
                 return Err(format!("{t} is excluded but {} records reached the target", got.len()));
             }
             continue;
         }
-        if distinct.len() != want {
-            return Err(format!("{t}: expected {want} distinct records on the target, found {}", distinct.len()));
+        if distinct != want {
+            return Err(format!("{t}: expected {want} distinct records on the target, found {distinct}"));
         }
-        let exp = &expected[t];
-        let mut by_seq: Vec<Option<(i32, Rec)>> = vec![None; want];
-        for (p, r) in got {
-            let seq: usize =
-                r.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok()).ok_or("record without seq header")?;
-            if seq >= want {
-                return Err(format!("{t}: unexpected record seq {seq}"));
-            }
-            match &by_seq[seq] {
-                // At-least-once: a redelivered copy must be identical. A
-                // keyless record has no fixed partition (Java's partitioner
-                // scatters them too), so its copy may land in another one.
-                Some(first) if first.1 == r && (first.0 == p || r.key.is_none()) => duplicates += 1,
-                Some(first) => return Err(format!("{t}: record {seq} arrived twice with different content: {first:?} / {r:?}")),
-                None => by_seq[seq] = Some((p, r)),
-            }
-        }
-        // Per key: target offsets must follow source order.
-        let mut last_pos: HashMap<Vec<u8>, usize> = HashMap::new();
-        for (seq, slot) in by_seq.into_iter().enumerate() {
-            let (p, r) = slot.ok_or_else(|| format!("{t}: record {seq} missing"))?;
-            if r != exp[seq] {
-                return Err(format!("{t}: record {seq} differs: {:?} != {:?}", r, exp[seq]));
-            }
-            if let Some(k) = &r.key {
-                let want_p = java_partition(k, *tparts);
-                if p != want_p {
-                    return Err(format!("{t}: key {} landed in partition {p}, Java would use {want_p}", String::from_utf8_lossy(k)));
-                }
-                last_pos.insert(k.clone(), seq);
-            }
-            checked += 1;
+        let (c, d) = check_topic(t, *tparts, &expected[t], got)?;
+        checked += c;
+        duplicates += d;
+    }
+    Ok((checked, duplicates))
+}
+
+/// Reads `t` on the target from the beginning until `want` distinct records
+/// (by seq) have come, or the time is up; an excluded topic (`want` 0) is
+/// watched for 3 s, in case anything arrives. Returns every copy read, with
+/// its partition, and the number of distinct records.
+fn read_back(reader: &BaseConsumer, t: &str, tparts: i32, want: usize) -> Result<(Vec<(i32, Rec)>, usize), String> {
+    let mut list = TopicPartitionList::new();
+    for p in 0..tparts {
+        list.add_partition_offset(t, p, Offset::Beginning).map_err(failed("assign"))?;
+    }
+    reader.assign(&list).map_err(failed("assign"))?;
+    let mut got: Vec<(i32, Rec)> = Vec::new();
+    let until = Instant::now() + Duration::from_secs(if want == 0 { 3 } else { 60 });
+    let mut distinct = std::collections::HashSet::new();
+    while distinct.len() < want && Instant::now() < until || (want == 0 && Instant::now() < until) {
+        if let Some(Ok(m)) = reader.poll(Duration::from_millis(100)) {
+            // Compared whole: the mirror adds nothing to a record by default.
+            let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
+            distinct.insert(m.headers().and_then(|h| h.iter().find(|x| x.key == "seq").and_then(|x| x.value.map(<[u8]>::to_vec))));
+            got.push((
+                m.partition(),
+                Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis().unwrap_or(-1) },
+            ));
         }
     }
-    check_order_and_commits(&source, &target)?;
-    Ok(format!(
-        "demo: OK: {checked} records mirrored in {:.1}s and checked one by one, 0 missing, {duplicates} duplicates (at-least-once redelivery); \
-         keys, values (tombstones included), headers and timestamps identical; keyed records in Java's murmur2 partition of a 5-partition target; \
-         per-key order kept; demo.tmp excluded; the group's committed offsets equal the source end offsets.\n{}",
-        mirrored_in.as_secs_f64(),
-        metrics.summary()
-    ))
+    Ok((got, distinct.len()))
+}
+
+/// Checks the copies read from `t` against the records written (`exp`, in
+/// seq order): each one present and identical, a keyed one in Java's
+/// partition, a duplicate identical to its first copy. Returns the records
+/// checked and the duplicates.
+fn check_topic(t: &str, tparts: i32, exp: &[Rec], got: Vec<(i32, Rec)>) -> Result<(usize, usize), String> {
+    let want = exp.len();
+    let mut duplicates = 0;
+    let mut by_seq: Vec<Option<(i32, Rec)>> = vec![None; want];
+    for (p, r) in got {
+        let seq: usize =
+            r.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok()).ok_or("record without seq header")?;
+        if seq >= want {
+            return Err(format!("{t}: unexpected record seq {seq}"));
+        }
+        match &by_seq[seq] {
+            // At-least-once: a redelivered copy must be identical. A
+            // keyless record has no fixed partition (Java's partitioner
+            // scatters them too), so its copy may land in another one.
+            Some(first) if first.1 == r && (first.0 == p || r.key.is_none()) => duplicates += 1,
+            Some(first) => return Err(format!("{t}: record {seq} arrived twice with different content: {first:?} / {r:?}")),
+            None => by_seq[seq] = Some((p, r)),
+        }
+    }
+    // Per-key order along the target's partitions is checked by
+    // check_order_and_commits, reading them in offset order.
+    let mut checked = 0;
+    for (seq, slot) in by_seq.into_iter().enumerate() {
+        let (p, r) = slot.ok_or_else(|| format!("{t}: record {seq} missing"))?;
+        if r != exp[seq] {
+            return Err(format!("{t}: record {seq} differs: {:?} != {:?}", r, exp[seq]));
+        }
+        if let Some(k) = &r.key {
+            let want_p = java_partition(k, tparts);
+            if p != want_p {
+                return Err(format!("{t}: key {} landed in partition {p}, Java would use {want_p}", String::from_utf8_lossy(k)));
+            }
+        }
+        checked += 1;
+    }
+    Ok((checked, duplicates))
 }
 
 /// Per-key order on the target and the group's commits on the source.
-fn check_order_and_commits(source: &MockCluster<'static, DefaultProducerContext>, target: &MockCluster<'static, DefaultProducerContext>) -> Result<(), String> {
-    let e = |what: &'static str| move |err: rdkafka::error::KafkaError| format!("{what}: {err}");
+fn check_order_and_commits(source: &Mock, target: &Mock) -> Result<(), String> {
     // Per key, the seq header must increase along each target partition.
     let reader: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", target.bootstrap_servers())
         .set("group.id", "demo-order-checker")
         .create()
-        .map_err(e("create order checker"))?;
+        .map_err(failed("create order checker"))?;
     let mut list = TopicPartitionList::new();
     for p in 0..5 {
-        list.add_partition_offset("demo.orders", p, Offset::Beginning).map_err(e("assign"))?;
+        list.add_partition_offset("demo.orders", p, Offset::Beginning).map_err(failed("assign"))?;
     }
-    reader.assign(&list).map_err(e("assign"))?;
+    reader.assign(&list).map_err(failed("assign"))?;
     // Per key: the first copies of records appear in source order; a lower
     // seq may only reappear as a redelivered duplicate.
     let mut highest: HashMap<Vec<u8>, i64> = HashMap::new();
@@ -288,18 +344,17 @@ fn check_order_and_commits(source: &MockCluster<'static, DefaultProducerContext>
 }
 
 /// Whether the demo group's committed offsets equal the source end offsets.
-fn commits_reach_end(source: &MockCluster<'static, DefaultProducerContext>) -> Result<bool, String> {
-    let e = |what: &'static str| move |err: rdkafka::error::KafkaError| format!("{what}: {err}");
+fn commits_reach_end(source: &Mock) -> Result<bool, String> {
     let group: BaseConsumer =
-        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().map_err(e("create commit checker"))?;
+        ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().map_err(failed("create commit checker"))?;
     for (t, parts, _, _) in TOPICS.iter().filter(|t| t.0 != "demo.tmp") {
         let mut list = TopicPartitionList::new();
         for p in 0..*parts {
             list.add_partition(t, p);
         }
-        let committed = group.committed_offsets(list, Duration::from_secs(10)).map_err(e("read committed offsets"))?;
+        let committed = group.committed_offsets(list, Duration::from_secs(10)).map_err(failed("read committed offsets"))?;
         for el in committed.elements() {
-            let (_, high) = group.fetch_watermarks(t, el.partition(), Duration::from_secs(10)).map_err(e("read end offsets"))?;
+            let (_, high) = group.fetch_watermarks(t, el.partition(), Duration::from_secs(10)).map_err(failed("read end offsets"))?;
             if el.offset() != Offset::Offset(high) {
                 return Ok(false);
             }

@@ -63,8 +63,7 @@ fn loop_skipped(log: &str) -> u64 {
 
 #[test]
 fn target_topics_are_created_like_the_source_and_grow_with_it() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("like");
     let (topic, existing) = (format!("{id}-compact"), format!("{id}-existing"));
     let configs = [("cleanup.policy", "compact"), ("retention.ms", "987654321"), ("min.compaction.lag.ms", "1000"), ("max.message.bytes", "2000000")];
@@ -130,8 +129,7 @@ fn target_topics_are_created_like_the_source_and_grow_with_it() {
 
 #[test]
 fn create_topics_false_leaves_it_to_the_broker() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("brokerdefault");
     create_topic(&source(), &topic, 5, &[("retention.ms", "987654321")]);
     let recs = sample_records(&topic, 100);
@@ -166,8 +164,7 @@ fn origin_and_seq(r: &Rec) -> (String, u64) {
 
 #[test]
 fn active_active_without_loops() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let (a, b) = (source(), target());
     let (a_id, b_id) = (cluster_id(&a), cluster_id(&b));
     let topic = unique("aa");
@@ -295,8 +292,7 @@ fn group_state(group: &str) -> String {
 
 #[test]
 fn shares_a_group_with_java_mm1_and_takes_over() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("migrate");
     create_topic(&source(), &topic, 6, &[]);
     create_topic(&target(), &topic, 6, &[]);
@@ -450,11 +446,13 @@ fn check_throttle(what: &str, option: &str, limit: u64, value_size: usize, unit:
 
 #[test]
 fn throttle_records_per_sec_holds_the_rate() {
+    require_clusters!();
     check_throttle("records", "--throttle.records.per.sec", 500, 100, 1.0);
 }
 
 #[test]
 fn throttle_bytes_per_sec_holds_the_rate() {
+    require_clusters!();
     // 1000-byte values without keys: 100 records/s.
     check_throttle("bytes", "--throttle.bytes.per.sec", 100_000, 1000, 1000.0);
 }
@@ -462,8 +460,7 @@ fn throttle_bytes_per_sec_holds_the_rate() {
 #[test]
 fn a_topic_found_while_the_target_is_down_waits_and_is_then_created_like_the_source() {
     // Uses the extra cluster as the target, since it stops it; no other test here touches it.
-    require(&source());
-    require(&extra());
+    require_clusters!(source(), extra());
     let id = unique("down");
     let (first, late) = (format!("{id}-first"), format!("{id}-late"));
     create_topic(&source(), &first, 2, &[]);

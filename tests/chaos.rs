@@ -47,8 +47,7 @@ fn seq_records(topic: &str, from: usize, n: usize) -> Vec<Rec> {
 #[test]
 fn s1_kill_minus_nine_cycles_lose_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let n = env_num("MM_CHAOS_RECORDS", 500_000) as usize;
     let t = unique("chaos-kill");
     create_topic(&source(), &t, 4, &[]);
@@ -99,8 +98,7 @@ fn s1_kill_minus_nine_cycles_lose_nothing() {
 #[test]
 fn s2_target_down_then_back_loses_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let outage = env_num("MM_CHAOS_OUTAGE_SECS", 60);
     let t = unique("chaos-target");
     create_topic(&source(), &t, 4, &[]);
@@ -153,8 +151,7 @@ fn s2_target_down_then_back_loses_nothing() {
 #[test]
 fn s3_source_restart_loses_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("chaos-source");
     create_topic(&source(), &t, 4, &[]);
     let mut recs = sample_records(&t, 100_000);
@@ -174,8 +171,7 @@ fn s3_source_restart_loses_nothing() {
 #[test]
 fn s4_sigterm_under_load_with_target_up_and_down() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("chaos-term");
     create_topic(&source(), &t, 4, &[]);
     let mut recs = sample_records(&t, 300_000);
@@ -223,8 +219,7 @@ fn s4_sigterm_under_load_with_target_up_and_down() {
 #[test]
 fn s8_retention_gap_is_reported_with_its_size() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("chaos-gap");
     create_topic(&source(), &t, 1, &[]);
     let recs = sample_records(&t, 200);
@@ -262,11 +257,13 @@ fn delete_records_before(bootstrap: &str, topic: &str, offset: i64) {
 
 #[test]
 fn s5_group_churn_loses_nothing() {
+    require_clusters!();
     churn("range (eager)", None);
 }
 
 #[test]
 fn s5_group_churn_with_cooperative_sticky_loses_nothing() {
+    require_clusters!();
     churn("cooperative-sticky", Some(COOPERATIVE_STICKY));
 }
 
@@ -337,11 +334,13 @@ fn churn(label: &str, assignor: Option<&str>) {
 /// protocol.
 #[test]
 fn s9_paused_partitions_survive_a_rebalance() {
+    require_clusters!();
     paused_then_rebalanced("range (eager)", None);
 }
 
 #[test]
 fn s9_paused_partitions_survive_a_cooperative_rebalance() {
+    require_clusters!();
     paused_then_rebalanced("cooperative-sticky", Some(COOPERATIVE_STICKY));
 }
 
@@ -410,8 +409,7 @@ fn paused_then_rebalanced(label: &str, assignor: Option<&str>) {
 #[test]
 fn s7_target_topic_deleted_with_auto_create_off_is_a_clear_error() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require(&source());
-    require(&extra());
+    require_clusters!(source(), extra());
     broker_with("restart-broker", "extra", &[("MM_CLUSTER_EXTRA_PROPS_EXTRA", "auto.create.topics.enable=false")]);
     let t = unique("chaos-deleted");
     create_topic(&source(), &t, 2, &[]);

@@ -72,7 +72,7 @@ fn configuration_errors_name_file_line_and_key() {
 
 #[test]
 fn refuses_to_mirror_a_cluster_onto_itself() {
-    require(&target());
+    require_clusters!(target());
     let group = unique("loop");
     let c = consumer_props(&target(), &group);
     let p = producer_props(&target());
@@ -104,7 +104,7 @@ fn refuses_to_mirror_a_cluster_onto_itself() {
 
 #[test]
 fn a_second_signal_exits_at_once() {
-    require(&source());
+    require_clusters!(source());
     // A target nobody listens on: the first SIGTERM waits for the drain
     // deadline (10 minutes here), the second must end it at once.
     let id = unique("sig");

@@ -34,6 +34,7 @@ fn committed(bootstrap: &str, group: &str, topic: &str) -> Vec<Option<i64>> {
 
 #[test]
 fn zookeeper_mode_cluster_mirrored_with_only_zookeeper_connect() {
+    require_clusters!();
     require_zk();
     require(&target());
     let topic = unique("zkmode");
@@ -116,8 +117,7 @@ fn unreachable_zookeeper_fails_with_the_line_to_add() {
 
 #[test]
 fn check_config_shows_what_runs_and_consumes_nothing() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("chk");
     let group = unique("chkgroup");
     create_topic(&source(), &topic, 2, &[]);
@@ -172,7 +172,7 @@ fn check_config_shows_what_runs_and_consumes_nothing() {
 
 #[test]
 fn check_config_exits_one_and_lists_every_problem() {
-    require(&source());
+    require_clusters!(source());
     let dead = free_port();
     let c =
         props("consumer.properties", &[format!("bootstrap.servers={}", source()), s("group.id=g"), s("offsets.storage=zookeeper"), s("sesion.timeout.ms=10")]);

@@ -15,8 +15,7 @@ fn committed_offset(group: &str, topic: &str) -> Option<i64> {
 
 #[test]
 fn abort_mode_stops_with_the_records_coordinates_and_never_commits_it() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("poison-abort");
     create_topic(&source(), &t, 1, &[]);
     create_topic(&target(), &t, 1, &[("max.message.bytes", "20000")]);
@@ -56,8 +55,7 @@ fn raise_max_message_bytes(bootstrap: &str, topic: &str) {
 
 #[test]
 fn skip_mode_drops_and_counts_only_the_rejected_record() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("poison-skip");
     create_topic(&source(), &t, 1, &[]);
     create_topic(&target(), &t, 1, &[("max.message.bytes", "20000")]);

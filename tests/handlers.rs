@@ -18,8 +18,7 @@ fn run_handler(topic_on_source: &str, handler: &[&str], n: usize) -> (String, Ve
 
 #[test]
 fn topic_prefix_and_rename() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("pfx");
     create_topic(&source(), &t, 2, &[]);
     let (_, recs) = run_handler(&t, &["--message.handler", "topic-prefix", "--message.handler.args", "dr."], 200);
@@ -36,8 +35,7 @@ fn topic_prefix_and_rename() {
 
 #[test]
 fn partition_preserving_keeps_source_partitions() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("pp");
     create_topic(&source(), &t, 4, &[]);
     create_topic(&target(), &t, 4, &[]);
@@ -62,8 +60,7 @@ fn partition_preserving_keeps_source_partitions() {
 
 #[test]
 fn partition_preserving_refuses_a_smaller_target() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("pp-small");
     create_topic(&source(), &t, 4, &[]);
     create_topic(&target(), &t, 2, &[]);

@@ -45,8 +45,7 @@ fn assert_committed_at_end(bootstrap: &str, group: &str, topic: &str) {
 
 #[test]
 fn mirrors_every_record_faithfully_and_commits_end_offsets() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("core");
     let (a, b, skip, late) = (format!("{id}-a"), format!("{id}-b"), format!("{id}-skip"), format!("{id}-late"));
     create_topic(&source(), &a, 3, &[]);
@@ -174,9 +173,7 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
 
 #[test]
 fn two_sources_into_one_target() {
-    for b in [source(), extra(), target()] {
-        require(&b);
-    }
+    require_clusters!(source(), extra(), target());
     let id = unique("multi");
     let (t1, t2) = (format!("{id}-from-source"), format!("{id}-from-extra"));
     create_topic(&source(), &t1, 2, &[]);
@@ -207,9 +204,7 @@ fn two_sources_into_one_target() {
 
 #[test]
 fn fan_out_to_two_targets_with_distinct_groups() {
-    for b in [source(), extra(), target()] {
-        require(&b);
-    }
+    require_clusters!(source(), extra(), target());
     let id = unique("fanout");
     let t = format!("{id}-t");
     create_topic(&source(), &t, 3, &[]);
@@ -228,8 +223,7 @@ fn fan_out_to_two_targets_with_distinct_groups() {
 
 #[test]
 fn two_instances_in_one_group_split_the_partitions() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("scale");
     let t = format!("{id}-t");
     create_topic(&source(), &t, 6, &[]);

@@ -43,8 +43,7 @@ fn drop_in_script_passes_arguments_through_unsplit() {
 
 #[test]
 fn sighup_reopens_the_log_file_for_logrotate() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("logrotate");
     create_topic(&source(), &id, 1, &[]);
     let dir = std::env::temp_dir().join(unique("logdir"));
@@ -80,8 +79,7 @@ fn sighup_reopens_the_log_file_for_logrotate() {
 
 #[test]
 fn kafka_consumer_groups_describe_shows_the_mirror_with_zero_lag() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("describe");
     create_topic(&source(), &id, 3, &[]);
     let recs = sample_records(&id, 900);
@@ -119,8 +117,7 @@ fn kafka_consumer_groups_describe_shows_the_mirror_with_zero_lag() {
 
 #[test]
 fn stats_line_estimates_the_time_to_catch_up_a_backlog() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let id = unique("backlog");
     create_topic(&source(), &id, 2, &[]);
     let recs = sample_records(&id, 20_000);

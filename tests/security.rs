@@ -163,6 +163,7 @@ fn mirror_through(s: &Setup, producer: &Path, secret: &str) {
 
 #[test]
 fn scram_sha_512_from_sasl_jaas_config() {
+    require_clusters!();
     let s = setup("sec-scram", 600);
     let user = unique("mm-scram");
     let password = unique("scram-pw");
@@ -182,6 +183,7 @@ fn scram_sha_512_from_sasl_jaas_config() {
 
 #[test]
 fn plain_from_sasl_jaas_config() {
+    require_clusters!();
     let s = setup("sec-plain", 400);
     let producer = write(
         &s.dir,
@@ -197,6 +199,7 @@ fn plain_from_sasl_jaas_config() {
 
 #[test]
 fn ssl_with_pkcs12_and_pem_truststores() {
+    require_clusters!();
     let ca = ca_pem();
     // A PKCS12 truststore made with the openssl CLI.
     let s = setup("sec-ssl-p12", 400);
@@ -231,6 +234,7 @@ fn ssl_with_pkcs12_and_pem_truststores() {
 /// for), gives a PKCS12 store the mirror then uses.
 #[test]
 fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
+    require_clusters!();
     let ca = ca_pem();
     let s = setup("sec-jks", 200);
     let jks = s.dir.join("truststore.jks");
@@ -272,6 +276,7 @@ fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
 
 #[test]
 fn wrong_scram_password_fails_fast_and_commits_nothing() {
+    require_clusters!();
     let s = setup("sec-wrongpw", 300);
     let user = unique("mm-scram");
     scram_user(&user, &unique("right-pw"));
@@ -310,8 +315,7 @@ fn wrong_scram_password_fails_fast_and_commits_nothing() {
 /// The same on the consumer side: a source that refuses our PLAIN password.
 #[test]
 fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     // The secured cluster is the source here; the mirror writes to the other one.
     let topic = unique("sec-src-wrongpw");
     create_topic(&target(), &topic, 2, &[]);
@@ -389,6 +393,7 @@ fn sample_secure_files_translate() {
 /// the listener that requires one (mutual TLS).
 #[test]
 fn ssl_with_client_keystores() {
+    require_clusters!();
     let ca = ca_pem();
     let ca_key = ca.with_file_name("ca.key");
     let s = setup("sec-mtls-p12", 200);
@@ -433,6 +438,7 @@ fn ssl_with_client_keystores() {
 /// the connection after the handshake (TLS 1.3 alert); still a fast, clear exit 1.
 #[test]
 fn untrusted_client_certificate_fails_fast() {
+    require_clusters!();
     let ca = ca_pem();
     let s = setup("sec-rogue", 50);
     run(

@@ -21,8 +21,7 @@ const MARGIN: Duration = Duration::from_secs(15);
 
 #[test]
 fn sigterm_with_the_source_down_ends_a_few_seconds_after_the_drain_timeout() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let t = unique("bounds-source-down");
     create_topic(&source(), &t, 4, &[]);
     let recs = sample_records(&t, 200_000);

@@ -18,8 +18,7 @@ use common::*;
 /// it (skip mode).
 #[test]
 fn partition_preserving_follows_a_source_that_grows() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("pp-grow");
     create_topic(&source(), &topic, 2, &[]);
     let group = unique("pp-grow");
@@ -68,8 +67,7 @@ fn partition_preserving_follows_a_source_that_grows() {
 /// skipped; every other record arrives, whole.
 #[test]
 fn only_the_record_too_large_for_the_target_is_skipped() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("too-large");
     create_topic(&source(), &topic, 2, &[]);
     create_topic(&target(), &topic, 2, &[("max.message.bytes", "4000")]);
@@ -111,8 +109,7 @@ fn only_the_record_too_large_for_the_target_is_skipped() {
 /// on as if nothing had changed.
 #[test]
 fn partition_preserving_stops_clearly_when_the_target_cannot_follow() {
-    require(&source());
-    require(&target());
+    require_clusters!(source(), target());
     let topic = unique("pp-nosync");
     create_topic(&source(), &topic, 2, &[]);
     create_topic(&target(), &topic, 2, &[]);

@@ -164,48 +164,10 @@ impl Batch {
     }
 }
 
-/// Records of topic `t`, registered with a tracker, one route per
-/// partition, for tests.
+/// The tests' record source is test-only code and lives in `crate::testkit`;
+/// handoff's tests import it from here.
 #[cfg(test)]
-pub struct TestSource {
-    pub tracker: Arc<crate::engine::offsets::OffsetTracker>,
-    pub metrics: Arc<crate::ops::metrics::Metrics>,
-    routes: std::cell::RefCell<std::collections::HashMap<i32, Arc<PartitionRoute>>>,
-}
-
-#[cfg(test)]
-impl Default for TestSource {
-    fn default() -> TestSource {
-        TestSource { tracker: crate::engine::offsets::OffsetTracker::new(), metrics: Default::default(), routes: Default::default() }
-    }
-}
-
-#[cfg(test)]
-impl TestSource {
-    pub fn new() -> TestSource {
-        TestSource::default()
-    }
-
-    /// Registers `offset` of partition `p`: the record's meta (its route is `route(p)`).
-    pub fn record(&self, p: i32, offset: i64) -> RecordMeta {
-        let ack = self.tracker.register(&(Arc::from("t"), p), offset);
-        self.routes
-            .borrow_mut()
-            .entry(p)
-            .or_insert_with(|| Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t") }));
-        RecordMeta { offset, partition: None, headers: None, stamp: false, timestamp: None }
-    }
-
-    pub fn route(&self, p: i32) -> Arc<PartitionRoute> {
-        self.routes.borrow()[&p].clone()
-    }
-
-    /// Registers a record of partition `p` and pushes it into `b`.
-    pub fn push(&self, b: &mut Batch, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
-        let meta = self.record(p, offset);
-        b.push(&self.route(p), meta, key, value)
-    }
-}
+pub use crate::testkit::TestSource;
 
 #[cfg(test)]
 mod tests {

@@ -113,6 +113,17 @@ struct TopicShape {
     replication: usize,
 }
 
+/// What a missing target topic is created with.
+struct Creation {
+    /// The source topic's partitions and replication factor.
+    shape: TopicShape,
+    /// The replication factor the target topic gets: the source's, at most
+    /// the target's broker count.
+    rf: usize,
+    /// The source topic's own configs, as copied.
+    configs: Vec<(String, String)>,
+}
+
 /// Creates target topics like the source and adds partitions as the source
 /// gains them; shared by every stream of one source cluster.
 pub struct TopicSync {
@@ -239,42 +250,73 @@ impl TopicSync {
         Ok(copied)
     }
 
+    /// Creates the missing target topic like the source: first what it
+    /// should be, then the request, then what its answer means for the
+    /// topic. Returns whether the topic is settled, as [`Self::first_look`].
     fn create_like_source(&self, topic: &str, target_topic: &str) -> bool {
+        let creation = match self.creation(topic, target_topic) {
+            Ok(c) => c,
+            Err(settled) => return settled,
+        };
+        let outcome = self.request_creation(target_topic, &creation);
+        self.settle_creation(topic, target_topic, &creation, outcome)
+    }
+
+    /// The target topic to create: the source's partitions, the replication
+    /// factor the target's brokers allow, the source's own configs (without
+    /// them, with a warning, when they cannot be read). `Err(settled)` when
+    /// there is nothing to create from: the target's brokers unknown (not
+    /// settled: asked again at the next refresh), or the source topic's
+    /// metadata missing (settled: left to the broker, as MM1 did).
+    fn creation(&self, topic: &str, target_topic: &str) -> Result<Creation, bool> {
         let brokers = match self.target_brokers() {
             Ok(b) => b,
             Err(e) => {
                 warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
-                return false;
+                return Err(false);
             }
         };
         let shape = match self.source_shape(topic) {
             Ok(s) => s,
             Err(e) => {
                 warn!("target topic {target_topic} not created like the source: {e}; the target broker decides, as with MM1");
-                return true;
+                return Err(true);
             }
         };
         let rf = shape.replication.min(brokers).max(1);
-        let copied = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
+        let configs = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
             warn!(
                 "target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)"
             );
             Vec::new()
         });
-        let mut new = NewTopic::new(target_topic, shape.partitions as i32, TopicReplication::Fixed(rf as i32));
-        for (k, v) in &copied {
+        Ok(Creation { shape, rf, configs })
+    }
+
+    /// Asks the target to create the topic. Ok(true): created; Ok(false):
+    /// it exists already; Err((why, transient)): a transient failure is
+    /// tried again at the next refresh, with the topic held back meanwhile.
+    fn request_creation(&self, target_topic: &str, creation: &Creation) -> Result<bool, (String, bool)> {
+        let mut new = NewTopic::new(target_topic, creation.shape.partitions as i32, TopicReplication::Fixed(creation.rf as i32));
+        for (k, v) in &creation.configs {
             new = new.set(k, v);
         }
         let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-        // Err((why, transient)): a transient failure is tried again at the
-        // next refresh, with the topic held back meanwhile.
-        let outcome = block_on(self.target.create_topics(&[new], &opts)).map_err(|e| (e.to_string(), true)).and_then(|mut r| match r.pop() {
+        block_on(self.target.create_topics(&[new], &opts)).map_err(|e| (e.to_string(), true)).and_then(|mut r| match r.pop() {
             Some(Ok(_)) => Ok(true),
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
             Some(Err((_, code))) => Err((code.to_string(), is_transient(code))),
             None => Err(("empty answer".into(), true)),
-        });
-        let described = copied.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        })
+    }
+
+    /// Logs the outcome of the creation request and returns whether the
+    /// topic is settled: created, or made by someone else meanwhile (then
+    /// checked like an existing one), or refused for good (left to the
+    /// broker); not settled when the refusal may pass.
+    fn settle_creation(&self, topic: &str, target_topic: &str, creation: &Creation, outcome: Result<bool, (String, bool)>) -> bool {
+        let Creation { shape, rf, configs } = creation;
+        let described = configs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         match outcome {
             Ok(true) => {
                 info!(

@@ -2,9 +2,13 @@
 //!
 //! The clusters are started by `scripts/clusters start` (the README's test
 //! command does it); their addresses come from MM_SOURCE_BOOTSTRAP,
-//! MM_TARGET_BOOTSTRAP and MM_EXTRA_BOOTSTRAP. Every test uses topic and group
-//! names of its own, so tests can share the clusters and run in parallel.
-//! Waits are conditions with generous deadlines, never fixed sleeps.
+//! MM_TARGET_BOOTSTRAP and MM_EXTRA_BOOTSTRAP. A test that needs them starts
+//! with [`require_clusters!`]: with none of the three set (a plain `cargo
+//! test`) it passes at once, and its binary says once that such tests were
+//! skipped; with them set, it fails when a cluster does not answer. Every
+//! test uses topic and group names of its own, so tests can share the
+//! clusters and run in parallel. Waits are conditions with generous
+//! deadlines, never fixed sleeps.
 
 #![allow(dead_code)]
 
@@ -40,6 +44,45 @@ pub fn target() -> String {
 pub fn extra() -> String {
     env_or("MM_EXTRA_BOOTSTRAP", "127.0.0.1:39092")
 }
+
+/// The variables scripts/test and scripts/chaos export with the test
+/// clusters' addresses.
+const CLUSTER_VARS: [&str; 3] = ["MM_SOURCE_BOOTSTRAP", "MM_TARGET_BOOTSTRAP", "MM_EXTRA_BOOTSTRAP"];
+
+/// Whether this run was given the test clusters: any of [`CLUSTER_VARS`]
+/// set. When none is, `cargo test` was run without them (maybe on a machine
+/// without Kafka): the first call in this test binary says so on stderr,
+/// written past the harness's output capture so that it shows, and later
+/// calls say nothing, so a binary prints one line, not one per test.
+pub fn clusters_given() -> bool {
+    if CLUSTER_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())) {
+        return true;
+    }
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "tests/{}.rs: skipped: the tests that need the test clusters (MM_SOURCE_BOOTSTRAP, MM_TARGET_BOOTSTRAP, MM_EXTRA_BOOTSTRAP unset); run scripts/test",
+            env!("CARGO_CRATE_NAME")
+        );
+    });
+    false
+}
+
+/// The first line of a test that needs the test clusters: returns from the
+/// test (it passes) when the run was not given them ([`clusters_given`]),
+/// then [`require`]s each bootstrap listed, so a cluster that was given but
+/// does not answer fails the test.
+macro_rules! require_clusters {
+    ($($bootstrap:expr),* $(,)?) => {
+        if !$crate::common::clusters_given() {
+            return;
+        }
+        $($crate::common::require(&$bootstrap);)*
+    };
+}
+pub(crate) use require_clusters;
 
 /// Fails the test with the fix when a cluster is not up.
 pub fn require(bootstrap: &str) {

@@ -43,7 +43,7 @@ pub fn mock_options(
 pub fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, engine::StartError>>) {
     // The mirror's own log, for a failure's output (RUST_LOG=debug for more).
     let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,librdkafka=warn")).is_test(true).try_init();
-    let plan = engine::plan(options).unwrap();
+    let plan = mirror_maker::front::mm1::plan(&options).unwrap();
     let shutdown = Shutdown::new(drain);
     let metrics = Arc::new(Metrics::default());
     let (s, m) = (shutdown.clone(), metrics.clone());

@@ -1,0 +1,52 @@
+//! Test-only helpers shared by the unit tests of several modules; compiled
+//! only for `cargo test` (`#[cfg(test)]` in lib.rs), never into the binary.
+//! The integration tests in tests/ have their own (tests/common, tests/mock).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::engine::batch::{Batch, PartitionRoute, RecordMeta};
+use crate::engine::offsets::OffsetTracker;
+use crate::ops::metrics::Metrics;
+
+/// Records of topic `t`, registered with a tracker, one route per
+/// partition: what a consumer stream would hand the batches (used by the
+/// tests of `engine::batch` and `engine::handoff`).
+pub struct TestSource {
+    pub tracker: Arc<OffsetTracker>,
+    pub metrics: Arc<Metrics>,
+    routes: RefCell<HashMap<i32, Arc<PartitionRoute>>>,
+}
+
+impl Default for TestSource {
+    fn default() -> TestSource {
+        TestSource { tracker: OffsetTracker::new(), metrics: Default::default(), routes: Default::default() }
+    }
+}
+
+impl TestSource {
+    pub fn new() -> TestSource {
+        TestSource::default()
+    }
+
+    /// Registers `offset` of partition `p`: the record's meta (its route is `route(p)`).
+    pub fn record(&self, p: i32, offset: i64) -> RecordMeta {
+        let ack = self.tracker.register(&(Arc::from("t"), p), offset);
+        self.routes
+            .borrow_mut()
+            .entry(p)
+            .or_insert_with(|| Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t") }));
+        RecordMeta { offset, partition: None, headers: None, stamp: false, timestamp: None }
+    }
+
+    pub fn route(&self, p: i32) -> Arc<PartitionRoute> {
+        self.routes.borrow()[&p].clone()
+    }
+
+    /// Registers a record of partition `p` and pushes it into `b`.
+    pub fn push(&self, b: &mut Batch, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+        let meta = self.record(p, offset);
+        b.push(&self.route(p), meta, key, value)
+    }
+}
