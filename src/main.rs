@@ -1,4 +1,5 @@
-//! mirror-maker: a native drop-in replacement for Kafka's MirrorMaker 1.
+//! mirror-maker: a native drop-in replacement for Kafka's MirrorMaker 1
+//! and MirrorMaker 2's dedicated mode.
 //!
 //! `main` wires the parts together and maps errors to exit codes: `cli`
 //! parses and validates, `engine` builds and runs the mirror; the modules
@@ -6,9 +7,12 @@
 
 use std::io::Write;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mirror_maker::front::check;
 use mirror_maker::front::mm1::{self, cli};
+use mirror_maker::front::mm2;
+use mirror_maker::front::properties::ConfigError;
 use mirror_maker::ops::logfile::LogFile;
 use mirror_maker::ops::pidfile;
 use mirror_maker::ops::shutdown::exit;
@@ -39,15 +43,17 @@ fn main() {
             std::process::exit(exit::CONFIG);
         }
     };
-    let log_file = match &invocation {
-        cli::Invocation::Run(options) => match options.log_file.as_deref().map(LogFile::open).transpose() {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("mirror-maker: {e}");
-                std::process::exit(exit::CONFIG);
-            }
-        },
+    let log_path = match &invocation {
+        cli::Invocation::Run(options) => options.log_file.as_deref(),
+        cli::Invocation::Mm2(options) if !options.check => options.log_file.as_deref(),
         _ => None,
+    };
+    let log_file = match log_path.map(LogFile::open).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mirror-maker: {e}");
+            std::process::exit(exit::CONFIG);
+        }
     };
     init_logging(log_file.as_ref());
     let code = match invocation {
@@ -57,35 +63,58 @@ fn main() {
         }
         cli::Invocation::Demo => demo::run(),
         cli::Invocation::Check(options) => check::run(&options),
+        cli::Invocation::Mm2(options) if options.check => mm2::check::run(&options.config, &options.clusters),
         cli::Invocation::Run(options) => {
-            for notice in &options.notices {
-                log::warn!("{notice}");
-            }
-            // Held until exit; the kernel releases it however the process ends.
-            let _pid_lock = match options.pid_file.as_deref().map(pidfile::acquire).transpose() {
-                Ok(lock) => lock,
-                Err(e) => {
-                    // With --log.file a cron-started second copy says so in
-                    // the log only: on stderr, cron would mail it every minute.
-                    match (&e, &log_file) {
-                        (pidfile::PidFileError::Running { .. }, Some(_)) => log::warn!("{e}"),
-                        _ => eprintln!("mirror-maker: {e}"),
-                    }
-                    std::process::exit(match e {
-                        pidfile::PidFileError::Running { .. } => exit::ALREADY_RUNNING,
-                        pidfile::PidFileError::Io { .. } => exit::CONFIG,
-                    });
-                }
-            };
-            match mm1::plan(&options).map_err(engine::StartError::from).and_then(|plan| engine::run(plan, log_file)) {
-                Ok(code) => code,
-                Err(e) => {
-                    log::error!("Exception when starting mirror maker: {e}");
-                    eprintln!("mirror-maker: {e}");
-                    exit::CONFIG
-                }
-            }
+            let _pid_lock = lock_pid_file(options.pid_file.as_deref(), &options.notices, log_file.is_some());
+            start(mm1::plan(&options), log_file)
+        }
+        cli::Invocation::Mm2(options) => {
+            let _pid_lock = lock_pid_file(options.pid_file.as_deref(), &options.notices, log_file.is_some());
+            start(mm2::load(&options.config, &options.clusters).and_then(|cfg| mm2::plan::plan(&cfg, mm2_ops(&options))), log_file)
         }
     };
     std::process::exit(code);
+}
+
+/// Logs the command line's notices, then takes the pid file (held until
+/// exit; the kernel releases it however the process ends), or exits.
+fn lock_pid_file(path: Option<&std::path::Path>, notices: &[String], logging_to_file: bool) -> Option<pidfile::PidFile> {
+    for notice in notices {
+        log::warn!("{notice}");
+    }
+    match path.map(pidfile::acquire).transpose() {
+        Ok(lock) => lock,
+        Err(e) => {
+            // With --log.file a cron-started second copy says so in the
+            // log only: on stderr, cron would mail it every minute.
+            match (&e, logging_to_file) {
+                (pidfile::PidFileError::Running { .. }, true) => log::warn!("{e}"),
+                _ => eprintln!("mirror-maker: {e}"),
+            }
+            std::process::exit(match e {
+                pidfile::PidFileError::Running { .. } => exit::ALREADY_RUNNING,
+                pidfile::PidFileError::Io { .. } => exit::CONFIG,
+            });
+        }
+    }
+}
+
+/// Runs a plan to the end; anything wrong before the first record is exit 1.
+fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<Arc<LogFile>>) -> i32 {
+    match plan.map_err(engine::StartError::from).and_then(|plan| engine::run(plan, log_file)) {
+        Ok(code) => code,
+        Err(e) => {
+            log::error!("Exception when starting mirror maker: {e}");
+            eprintln!("mirror-maker: {e}");
+            exit::CONFIG
+        }
+    }
+}
+
+fn mm2_ops(o: &cli::Mm2Options) -> mirror_maker::plan::Ops {
+    mirror_maker::plan::Ops {
+        drain_timeout: Duration::from_millis(o.drain_timeout_ms),
+        stats_interval: Duration::from_millis(o.stats_interval_ms),
+        metrics: o.metrics_port.map(|port| (o.metrics_bind.clone(), port)),
+    }
 }

@@ -12,6 +12,7 @@ pub mod consumer;
 pub mod formats;
 pub mod fxhash;
 pub mod handoff;
+pub mod heartbeats;
 pub mod offsets;
 pub mod producer;
 pub mod provenance;
@@ -39,7 +40,6 @@ use crate::front::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, exit, Shutdown};
-use crate::plan::handler::Handler;
 use crate::plan::{Flow, Plan, Shape, Target};
 
 /// Why the mirror could not start; always exit status 1.
@@ -179,7 +179,7 @@ impl Workers {
             }
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
-        let meta = if flows.iter().any(|f| matches!(*f.naming, Handler::PartitionPreserving)) {
+        let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
             Some(Arc::new(producer::create::<MetaProducer>(&config, context(true, None)).map_err(|e| StartError(e.to_string()))?))
         } else {
             None
@@ -202,7 +202,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         let topic_sync = topic_sync(flow, workers)?;
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
-            let (name, cfg) = stream_config(flow, si, j, flows.len() > 1, env);
+            let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);
             let ctx = StreamContext {
                 name: name.clone(),
                 source_index: si,
@@ -252,7 +252,7 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
         .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", flow.source.path.display())))?;
     let target_admin = topics::admin_client(&workers.config)
         .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
-    Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions))))
+    Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
 }
 
 /// Stream `j` of flow `si`: its thread name and its consumer's settings.
@@ -384,6 +384,7 @@ struct Running {
     stats: Option<JoinHandle<()>>,
     /// Kept until the streams are done with it.
     metas: Vec<Arc<MetaProducer>>,
+    heartbeats: Vec<JoinHandle<()>>,
 }
 
 impl Running {
@@ -397,7 +398,7 @@ impl Running {
                 shape.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
             );
         }
-        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new() };
+        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), heartbeats: Vec::new() };
         let mut worker_index = 0;
         let mut all_streams = Vec::new();
         for (workers, streams) in pipelines {
@@ -409,6 +410,12 @@ impl Running {
             all_streams.extend(streams);
         }
         running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
+        for task in &plan.heartbeats {
+            match heartbeats::spawn(task, shutdown.clone()) {
+                Ok(h) => running.heartbeats.push(h),
+                Err(e) => warn!("no heartbeats {}->{}: {e}", task.source_alias, task.target_alias),
+            }
+        }
         let stats = plan.ops.stats_interval;
         running.stats = (!stats.is_zero()).then(|| spawn_stats(stats, metrics.clone(), shutdown.clone()));
         running
@@ -427,6 +434,9 @@ impl Running {
         info!("Closing producer.");
         panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
         drop(self.metas);
+        for h in self.heartbeats {
+            let _ = h.join();
+        }
         if let Some(h) = self.stats {
             let _ = h.join();
         }

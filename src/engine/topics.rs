@@ -29,6 +29,7 @@ use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 
 use crate::plan::handler::Handler;
+use crate::plan::RemoteTopics;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -132,13 +133,15 @@ pub struct TopicSync {
     handler: Arc<Handler>,
     create: bool,
     sync_partitions: bool,
+    /// MirrorMaker 2's way of creating them, in MM2 mode.
+    remote: Option<Arc<RemoteTopics>>,
     /// Source partition count last seen, per source topic.
     seen: Mutex<HashMap<String, usize>>,
 }
 
 impl TopicSync {
-    pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool) -> TopicSync {
-        TopicSync { source, target, handler, create, sync_partitions, seen: Mutex::new(HashMap::new()) }
+    pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
+        TopicSync { source, target, handler, create, sync_partitions, remote, seen: Mutex::new(HashMap::new()) }
     }
 
     /// Called with the matching source topics and their partition counts on
@@ -237,8 +240,13 @@ impl TopicSync {
     /// capped at the replication factor the target topic gets.
     fn configs_to_copy(&self, topic: &str, target_topic: &str, rf: usize) -> Result<Vec<(String, String)>, String> {
         let configs = Self::configs(&self.source, topic)?;
-        let mut copied: Vec<(String, String)> =
-            configs.into_iter().filter(|(k, (_, own))| *own && !NOT_COPIED.contains(&k.as_str())).map(|(k, (v, _))| (k, v)).collect();
+        // MM2 mode leaves out what config.properties.exclude names (MM2's
+        // own list covers the broker-id configs and min.insync.replicas).
+        let excluded = |k: &str| match &self.remote {
+            Some(r) => r.config_exclude.matches(k),
+            None => NOT_COPIED.contains(&k),
+        };
+        let mut copied: Vec<(String, String)> = configs.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect();
         // acks=all with min.insync.replicas above the replication factor
         // could never succeed: every record would be retried forever.
         for (k, v) in copied.iter_mut() {
@@ -283,7 +291,7 @@ impl TopicSync {
                 return Err(true);
             }
         };
-        let rf = shape.replication.min(brokers).max(1);
+        let rf = self.replication_factor(&shape, brokers, target_topic);
         let configs = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
             warn!(
                 "target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)"
@@ -291,6 +299,18 @@ impl TopicSync {
             Vec::new()
         });
         Ok(Creation { shape, rf, configs })
+    }
+
+    /// The source's factor in MM1 mode, `replication.factor` in MM2 mode;
+    /// at most the target's broker count (Java MM2 fails the creation
+    /// instead, and the broker's auto-create then makes the topic with its
+    /// own partition count).
+    fn replication_factor(&self, shape: &TopicShape, brokers: usize, target_topic: &str) -> usize {
+        let wanted = self.remote.as_ref().map_or(shape.replication, |r| r.replication_factor.max(1) as usize);
+        if self.remote.is_some() && wanted > brokers {
+            warn!("target topic {target_topic}: replication.factor {wanted} is more than the target's {brokers} broker(s); created with {brokers}");
+        }
+        wanted.min(brokers).max(1)
     }
 
     /// Asks the target to create the topic. Ok(true): created; Ok(false):

@@ -102,6 +102,10 @@ impl PropertiesFile {
 
     /// `file:line` of one of its properties, for messages.
     pub fn at(&self, p: &Property) -> String {
-        format!("{}:{}", self.path.display(), p.line)
+        match p.line {
+            // A front-end's own addition (MirrorMaker 2's defaults), on no line of the file.
+            0 => format!("{} (not in the file: set as MirrorMaker 2 sets it)", self.path.display()),
+            line => format!("{}:{line}", self.path.display()),
+        }
     }
 }

@@ -11,6 +11,8 @@ use std::fmt;
 
 use regex::Regex;
 
+use crate::plan::policy::{self, NameFilter, ReplicationPolicy};
+
 /// Kafka's internal topics, never mirrored unless `exclude.internal.topics=false`.
 pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
 
@@ -32,10 +34,17 @@ impl std::error::Error for FilterError {}
 
 #[derive(Debug, Clone)]
 pub struct TopicFilter {
-    include: Option<Regex>,
-    exclude: Option<Regex>,
-    exclude_internal: bool,
+    rule: Rule,
     description: String,
+}
+
+/// Which topics a flow mirrors, as its front-end's users expect.
+#[derive(Debug, Clone)]
+enum Rule {
+    /// MM1: whitelist minus blacklist, Kafka's internal topics left out.
+    Mm1 { include: Option<Regex>, exclude: Option<Regex>, exclude_internal: bool },
+    /// MM2's `shouldReplicateTopic` for a flow into `target_alias`.
+    Mm2 { policy: ReplicationPolicy, topics: NameFilter, target_alias: String },
 }
 
 /// MM1's normalisation of a whitelist/blacklist string.
@@ -129,21 +138,28 @@ impl TopicFilter {
         if exclude_internal {
             description.push_str(", internal topics excluded");
         }
-        Ok(TopicFilter { include: inc, exclude: exc, exclude_internal, description })
+        Ok(TopicFilter { rule: Rule::Mm1 { include: inc, exclude: exc, exclude_internal }, description })
+    }
+
+    /// MirrorMaker 2's selection for a flow into `target_alias`: the topic
+    /// filter, heartbeats topics always, internal topics and cycles never.
+    pub fn mm2(policy: ReplicationPolicy, topics: NameFilter, target_alias: &str) -> TopicFilter {
+        let description = format!("{}, heartbeats topics, no internal topics, no topic that came from {target_alias}", topics.description());
+        TopicFilter { rule: Rule::Mm2 { policy, topics, target_alias: target_alias.to_string() }, description }
     }
 
     pub fn matches(&self, topic: &str) -> bool {
-        if self.exclude_internal && INTERNAL_TOPICS.contains(&topic) {
-            return false;
-        }
-        if let Some(inc) = &self.include {
-            if !inc.is_match(topic) {
-                return false;
+        match &self.rule {
+            Rule::Mm1 { include, exclude, exclude_internal } => {
+                if *exclude_internal && INTERNAL_TOPICS.contains(&topic) {
+                    return false;
+                }
+                if include.as_ref().is_some_and(|inc| !inc.is_match(topic)) {
+                    return false;
+                }
+                !exclude.as_ref().is_some_and(|exc| exc.is_match(topic))
             }
-        }
-        match &self.exclude {
-            Some(exc) => !exc.is_match(topic),
-            None => true,
+            Rule::Mm2 { policy, topics, target_alias } => policy::should_replicate_topic(policy, topics, target_alias, topic),
         }
     }
 
@@ -155,6 +171,16 @@ impl TopicFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mm2_flow_takes_heartbeats_and_leaves_internal_topics_and_cycles() {
+        let t = TopicFilter::mm2(ReplicationPolicy::default(), NameFilter::new(&["orders.*".into()], &[]).unwrap(), "B");
+        assert!(t.matches("orders"));
+        assert!(!t.matches("payments"));
+        assert!(t.matches("heartbeats") && t.matches("C.heartbeats"), "heartbeats pass whatever the filter says");
+        assert!(!t.matches("B.orders"), "a topic that came from the target is a cycle");
+        assert!(!t.matches("mm2-offset-syncs.B.internal") && !t.matches("orders.checkpoints.internal"));
+    }
 
     fn f(include: &str) -> TopicFilter {
         TopicFilter::new(Some(include), None, true).unwrap()

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::front::mm1::cli::HandlerSpec;
+use crate::plan::policy::ReplicationPolicy;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Handler {
@@ -20,6 +21,9 @@ pub enum Handler {
     TopicPrefix(String),
     /// Same topic name and the same partition number as the source.
     PartitionPreserving,
+    /// MirrorMaker 2: the remote topic its replication policy names for the
+    /// source alias, and the same partition number as the source.
+    Remote { policy: ReplicationPolicy, source_alias: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -82,13 +86,14 @@ impl Handler {
             Handler::Identity | Handler::PartitionPreserving => Cow::Borrowed(topic),
             Handler::TopicRename(map) => map.get(topic).map(|t| Cow::Borrowed(t.as_str())).unwrap_or(Cow::Borrowed(topic)),
             Handler::TopicPrefix(prefix) => Cow::Owned(format!("{prefix}{topic}")),
+            Handler::Remote { policy, source_alias } => Cow::Owned(policy.format_remote_topic(source_alias, topic)),
         }
     }
 
     /// The explicit target partition, or `None` to let the partitioner decide.
     pub fn target_partition(&self, source_partition: i32) -> Option<i32> {
         match self {
-            Handler::PartitionPreserving => Some(source_partition),
+            Handler::PartitionPreserving | Handler::Remote { .. } => Some(source_partition),
             _ => None,
         }
     }
@@ -100,7 +105,15 @@ impl Handler {
             Handler::Identity | Handler::PartitionPreserving => true,
             Handler::TopicRename(map) => map.iter().all(|(s, d)| s == d) || map.is_empty(),
             Handler::TopicPrefix(_) => false,
+            // Identity keeps every name but the heartbeats topics'.
+            Handler::Remote { policy, .. } => policy.kind == crate::plan::policy::PolicyKind::Identity,
         }
+    }
+
+    /// Whether every record goes to its source partition's number, so the
+    /// target topic needs at least as many partitions.
+    pub fn preserves_partitions(&self) -> bool {
+        self.target_partition(0).is_some()
     }
 
     pub fn name(&self) -> &'static str {
@@ -109,6 +122,7 @@ impl Handler {
             Handler::TopicRename(_) => "topic-rename",
             Handler::TopicPrefix(_) => "topic-prefix",
             Handler::PartitionPreserving => "partition-preserving",
+            Handler::Remote { .. } => "mm2 replication policy",
         }
     }
 }

@@ -17,14 +17,31 @@ use std::time::Duration;
 use crate::front::settings::ClientSettings;
 use filter::TopicFilter;
 use handler::Handler;
+use policy::NameFilter;
 
 /// Everything needed to start, with no network I/O done yet.
 #[derive(Debug)]
 pub struct Plan {
     /// Flows sharing one target (the same `Arc`) share its producer workers.
     pub flows: Vec<Flow>,
+    /// MirrorMaker 2's heartbeat emitters, one per herder that has them.
+    pub heartbeats: Vec<Heartbeats>,
     pub shape: Shape,
     pub ops: Ops,
+}
+
+/// Heartbeat records written to a target every `interval`, as MirrorMaker
+/// 2's heartbeat connector writes them, so that tools reading the target
+/// (Java's `MirrorClient`, latency monitors) see the flow.
+#[derive(Debug)]
+pub struct Heartbeats {
+    pub source_alias: String,
+    pub target_alias: String,
+    pub target: Arc<Target>,
+    pub topic: String,
+    pub interval: Duration,
+    /// The topic is created compacted, one partition, with this factor.
+    pub replication_factor: i16,
 }
 
 /// One source cluster mirrored to one target cluster.
@@ -41,6 +58,17 @@ pub struct Flow {
     /// Target topic and partition of each record.
     pub naming: Arc<Handler>,
     pub side_effects: SideEffects,
+    /// How MirrorMaker 2 creates target topics; None: like the source (MM1 mode).
+    pub remote_topics: Option<Arc<RemoteTopics>>,
+}
+
+/// Target topics created as MirrorMaker 2 creates them.
+#[derive(Debug)]
+pub struct RemoteTopics {
+    /// `replication.factor`, whatever the source topic has.
+    pub replication_factor: i16,
+    /// `config.properties.exclude`: source topic configs never copied.
+    pub config_exclude: NameFilter,
 }
 
 /// A target cluster, as every flow writing to it sees it.
@@ -139,6 +167,7 @@ mod tests {
             filter: Arc::new(TopicFilter::new(Some(".*"), None, true).unwrap()),
             naming: Arc::new(Handler::Identity),
             side_effects: SideEffects { create_topics: true, sync_partitions: true, provenance: false },
+            remote_topics: None,
         };
         let shape = Shape {
             streams: 1,
@@ -152,7 +181,7 @@ mod tests {
             throttle_bytes_per_sec: None,
         };
         let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None };
-        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], shape, ops };
+        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], shape, ops };
         let groups: Vec<(String, Vec<&str>)> =
             plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();
         assert_eq!(groups, vec![("t1".to_string(), vec!["a", "c"]), ("t2".to_string(), vec!["b"])]);

@@ -141,11 +141,29 @@ pub struct HandlerSpec {
 #[derive(Debug)]
 pub enum Invocation {
     Run(Options),
+    /// `--mm2.config`: a MirrorMaker 2 file (checked only, with `--check-config`).
+    Mm2(Mm2Options),
     /// `--check-config`: load, translate, connect and report; mirror nothing.
     Check(Options),
     Demo,
     /// Text for stdout, then exit 0 (`--help`, `--version`).
     Print(String),
+}
+
+/// What `--mm2.config` runs with: the file, the target aliases that
+/// `--clusters` keeps, and the options of the process around the flows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mm2Options {
+    pub config: PathBuf,
+    pub clusters: Vec<String>,
+    pub check: bool,
+    pub drain_timeout_ms: u64,
+    pub stats_interval_ms: u64,
+    pub pid_file: Option<PathBuf>,
+    pub log_file: Option<PathBuf>,
+    pub metrics_port: Option<u16>,
+    pub metrics_bind: String,
+    pub notices: Vec<String>,
 }
 
 /// A usage error: the message says what is wrong and what to write instead.
@@ -172,6 +190,8 @@ enum Takes {
     One,
     /// One value each time the option is given.
     Each,
+    /// One value or more after one mention (argparse's `nargs='+'`).
+    Several,
 }
 
 /// One command-line option: everything about it is here. `K`, its kind,
@@ -251,6 +271,7 @@ impl<K: Kind> Spec for Opt<K> {
             Takes::Nothing => arg.action(ArgAction::SetTrue),
             Takes::One => arg.value_name(self.value_name).allow_hyphen_values(true).action(ArgAction::Set),
             Takes::Each => arg.value_name(self.value_name).allow_hyphen_values(true).action(ArgAction::Append),
+            Takes::Several => arg.value_name(self.value_name).num_args(1..).action(ArgAction::Append),
         }
     }
 
@@ -354,6 +375,19 @@ impl Kind for Path {}
 impl Opt<Path> {
     fn read(&self, m: &ArgMatches) -> Option<PathBuf> {
         self.given(m).map(PathBuf::from)
+    }
+}
+
+/// Words given after one mention (`--clusters A B`), or none.
+struct Words;
+
+impl Kind for Words {
+    const TAKES: Takes = Takes::Several;
+}
+
+impl Opt<Words> {
+    fn read(&self, m: &ArgMatches) -> Vec<String> {
+        m.get_many::<String>(self.name).into_iter().flatten().cloned().collect()
     }
 }
 
@@ -652,6 +686,15 @@ const ACCEPT_ZOOKEEPER_OFFSETS_LOSS: Opt<Flag> = Opt::flag(
     "Run with a consumer file that has offsets.storage=zookeeper: the group's ZooKeeper offsets are not read and partitions start \
      from auto.offset.reset. Without this option such a file is refused.",
 );
+const MM2_CONFIG: Opt<Path> = Opt::new(
+    "mm2.config",
+    "FILE",
+    Path,
+    "Run a MirrorMaker 2 file (connect-mirror-maker.properties) instead of MM1 options: every enabled A->B flow in this process. \
+     With it, only --clusters, --check-config and the operations options (log, pid, metrics, stats, drain) apply.",
+);
+const CLUSTERS: Opt<Words> =
+    Opt::new("clusters", "ALIAS", Words, "With --mm2.config: run only the flows whose target is one of these aliases, as MM2's --clusters does.");
 const DEMO: Opt<Flag> = Opt::flag("demo", Flag, "Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check.");
 const HELP: Opt<Flag> = Opt::flag("help", Flag, "Print this help.");
 const VERSION: Opt<Flag> = Opt::flag("version", Flag, "Print the version.");
@@ -689,6 +732,8 @@ const OPTIONS: &[&dyn Spec] = &[
     &THROTTLE_BYTES_PER_SEC,
     &CHECK_CONFIG,
     &ACCEPT_ZOOKEEPER_OFFSETS_LOSS,
+    &MM2_CONFIG,
+    &CLUSTERS,
     &DEMO,
     &HELP,
     &VERSION,
@@ -801,6 +846,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if let Some(answer) = answer_at_once(&m) {
         return Ok(answer);
     }
+    if let Some(config) = MM2_CONFIG.read(&m) {
+        return read_mm2_options(&m, config, notices).map(Invocation::Mm2);
+    }
     CONSUMER_REBALANCE_LISTENER.check(&m)?;
     REBALANCE_LISTENER_ARGS.check(&m)?;
     notices.extend([NEW_CONSUMER, NEW_PRODUCER].iter().filter_map(|flag| flag.notice(&m)));
@@ -858,6 +906,43 @@ fn read_options(m: &ArgMatches, mut notices: Vec<String>) -> Result<Options, Usa
         },
         notices,
         accept_zookeeper_offsets_loss: ACCEPT_ZOOKEEPER_OFFSETS_LOSS.read(m),
+    })
+}
+
+/// The options of an MM2 run. MM1's options have no meaning beside an MM2
+/// file, which says all of that itself: giving one is an error, not a
+/// silent choice between the two.
+fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Result<Mm2Options, UsageError> {
+    let mm2_only: &[&str] = &[
+        MM2_CONFIG.name,
+        CLUSTERS.name,
+        CHECK_CONFIG.name,
+        DRAIN_TIMEOUT_MS.name,
+        STATS_INTERVAL_MS.name,
+        PID_FILE.name,
+        LOG_FILE.name,
+        METRICS_PORT.name,
+        METRICS_BIND.name,
+    ];
+    if let Some(other) =
+        m.ids().map(|id| id.as_str()).find(|id| *id != "stray" && !mm2_only.contains(id) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    {
+        return Err(UsageError(format!(
+            "--{other} does not apply with --{}: the MirrorMaker 2 file sets clusters, topics and client settings itself; remove --{other}",
+            MM2_CONFIG.name
+        )));
+    }
+    Ok(Mm2Options {
+        config,
+        clusters: CLUSTERS.read(m),
+        check: CHECK_CONFIG.read(m),
+        drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
+        stats_interval_ms: STATS_INTERVAL_MS.read(m)?,
+        pid_file: PID_FILE.read(m),
+        log_file: LOG_FILE.read(m),
+        metrics_port: METRICS_PORT.read(m)?,
+        metrics_bind: METRICS_BIND.read(m),
+        notices,
     })
 }
 

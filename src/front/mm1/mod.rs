@@ -52,9 +52,10 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             filter: Arc::new(filter),
             naming: naming.clone(),
             side_effects,
+            remote_topics: None,
         })
         .collect();
-    Ok(Plan { flows, shape: shape(options, commit_interval_ms), ops: ops(options) })
+    Ok(Plan { flows, heartbeats: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
 }
 
 /// `--offset.commit.interval.ms`, else the consumer file's auto-commit

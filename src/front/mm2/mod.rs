@@ -15,8 +15,10 @@
 //! about.
 
 mod assemble;
+pub mod check;
 pub mod keys;
 mod lint;
+pub mod plan;
 mod raw;
 pub mod settings;
 

@@ -1,0 +1,139 @@
+//! An MM2 file's flows turned into the engine's [`Plan`]: one flow per
+//! enabled `A->B` with its own target workers (Java runs a Connect worker
+//! per herder), remote topic names and MM2's topic selection, and a
+//! heartbeat emitter per herder that emits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use log::{info, warn};
+
+use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
+use crate::front::properties::{ConfigError, PropertiesFile, Property};
+use crate::front::settings::{ClientSettings, Role, TranslateOptions};
+use crate::front::translate;
+use crate::plan::filter::TopicFilter;
+use crate::plan::handler::Handler;
+use crate::plan::policy::{NameFilter, PolicyKind};
+use crate::plan::{Flow, Heartbeats, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+
+/// A refresh turned off still needs one look at the topics, at the start.
+const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The plan for an MM2 file's flows; `ops` comes from the command line.
+pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
+    for n in &cfg.notices {
+        info!("{n}");
+    }
+    for w in &cfg.warnings {
+        warn!("{w}");
+    }
+    let mut flows = Vec::new();
+    let mut heartbeats = Vec::new();
+    for f in &cfg.flows {
+        let target = Arc::new(Target {
+            settings: translate::translate(&without_connect_base(&f.producer), Role::Producer)?,
+            origin: format!("cluster {} of {}", f.target, cfg.path.display()),
+        });
+        if f.enabled {
+            flows.push(record_flow(cfg, f, target.clone())?);
+        }
+        if let (true, Some(interval)) = (f.heartbeats_enabled, f.settings.emit_heartbeats.interval()) {
+            heartbeats.push(Heartbeats {
+                source_alias: f.source.clone(),
+                target_alias: f.target.clone(),
+                target,
+                topic: f.policy.heartbeats_topic().to_string(),
+                interval,
+                replication_factor: f.settings.heartbeats_topic_replication_factor,
+            });
+        }
+    }
+    let enabled: Vec<&Mm2Flow> = cfg.flows.iter().filter(|f| f.enabled).collect();
+    // One process runs every flow: each gets the machine's share that
+    // tasks.max asked for, in streams and producer workers.
+    let tasks = enabled.iter().map(|f| f.tasks_max).max().unwrap_or(1).max(1);
+    let commit_ms = enabled.iter().map(|f| f.worker.offset_flush_interval_ms).min().unwrap_or(60_000).max(1);
+    let refresh = enabled.iter().filter_map(|f| f.settings.refresh_topics.interval()).min().unwrap_or(NEVER);
+    let shape = Shape {
+        streams: tasks,
+        producers: tasks,
+        queue_records: 10_000,
+        queue_bytes: crate::front::mm1::cli::DEFAULT_QUEUE_BYTE_SIZE,
+        commit_interval: Duration::from_millis(commit_ms as u64),
+        topic_refresh_interval: refresh.max(Duration::from_secs(1)),
+        // Connect's errors.tolerance=none: a record the target refuses stops the task.
+        abort_on_send_failure: true,
+        throttle_records_per_sec: None,
+        throttle_bytes_per_sec: None,
+    };
+    Ok(Plan { flows, heartbeats, shape, ops })
+}
+
+/// The group this mirror commits a flow's progress under on the source.
+/// Java MM2 keeps it in Connect's offsets topic on the target instead; a
+/// group per flow keeps fan-out flows (A->B, A->C) apart.
+pub fn group_id(f: &Mm2Flow) -> String {
+    format!("mm2.{}->{}", f.source, f.target)
+}
+
+fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow, ConfigError> {
+    let source = consumer_settings(f)?;
+    let reverse = cfg.flows.iter().any(|r| r.enabled && r.source == f.target && r.target == f.source);
+    // Identity names both ways: only the header tells a record that came
+    // from the other side, where Java MM2 loops forever.
+    let provenance = reverse && f.policy.kind == PolicyKind::Identity;
+    if provenance {
+        info!("{}: flows both ways with IdentityReplicationPolicy: records carry the provenance header, so none goes back where it came from", f.name());
+    }
+    let exclude = NameFilter::new(&f.settings.config_properties_exclude, &[])
+        .map_err(|e| ConfigError(format!("{}: config.properties.exclude: {e}", cfg.path.display())))?;
+    Ok(Flow {
+        name: f.name(),
+        source_origin: format!("cluster {} of {}", f.source, cfg.path.display()),
+        source,
+        target,
+        filter: Arc::new(TopicFilter::mm2(f.policy.clone(), f.topics.clone(), &f.target)),
+        naming: Arc::new(Handler::Remote { policy: f.policy.clone(), source_alias: f.source.clone() }),
+        side_effects: SideEffects { create_topics: true, sync_partitions: f.settings.refresh_topics.interval().is_some(), provenance },
+        remote_topics: Some(Arc::new(RemoteTopics {
+            replication_factor: f.settings.replication_factor.clamp(1, i16::MAX as i32) as i16,
+            config_exclude: exclude,
+        })),
+    })
+}
+
+/// The source consumer: the file's settings and MM2's (earliest when the
+/// file says nothing), in a group of the flow's own.
+fn consumer_settings(f: &Mm2Flow) -> Result<ClientSettings, ConfigError> {
+    let mut file = f.consumer.file.clone();
+    for d in &f.consumer.defaults {
+        // Offsets are committed by the engine, after the target acknowledged.
+        if d.key == "enable.auto.commit" {
+            continue;
+        }
+        if d.kind == DefaultKind::IfAbsent && file.get(d.key).is_none() {
+            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
+        }
+    }
+    if file.get("group.id").is_none() {
+        file.props.push(Property { key: "group.id".into(), value: group_id(f), line: 0 });
+    }
+    let mut settings = translate::translate_with(&file, Role::Consumer, TranslateOptions::default())?;
+    settings.group_id = settings.group_id.or_else(|| Some(group_id(f)));
+    Ok(settings)
+}
+
+/// The file's producer settings without Connect's throughput-costly base
+/// (one request in flight, no idempotence): the engine's no-loss defaults
+/// take their place.
+fn without_connect_base(p: &ClientProps) -> PropertiesFile {
+    let mut file = p.file.clone();
+    for d in p.defaults.iter().filter(|d| d.kind != DefaultKind::ConnectBase) {
+        if d.kind == DefaultKind::Forced || file.get(d.key).is_none() {
+            file.props.retain(|q| q.key != d.key);
+            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
+        }
+    }
+    file
+}
