@@ -116,5 +116,6 @@ fn mm2_ops(o: &cli::Mm2Options) -> mirror_maker::plan::Ops {
         drain_timeout: Duration::from_millis(o.drain_timeout_ms),
         stats_interval: Duration::from_millis(o.stats_interval_ms),
         metrics: o.metrics_port.map(|port| (o.metrics_bind.clone(), port)),
+        label_flows: true,
     }
 }

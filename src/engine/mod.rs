@@ -107,6 +107,9 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     for f in &plan.flows {
         log_settings(&f.source);
     }
+    if plan.ops.label_flows {
+        let _ = metrics.flow_names.set(plan.flows.iter().map(|f| f.name.clone()).collect());
+    }
     if let Some((bind, port)) = &plan.ops.metrics {
         crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|e| StartError(format!("--metrics.port {port} on {bind}: {e}; pick a free port")))?;
     }

@@ -293,13 +293,14 @@ impl Page {
 }
 
 /// The page: counters (`_total`), gauges, base units (bytes, seconds).
-/// Per-topic series carry `source` (the `--consumer.config` index, from 0)
+/// Per-topic series carry `source` (the `--consumer.config` index, from 0;
+/// in MirrorMaker 2 mode the flow's index, with `flow="A->B"` beside it)
 /// and `topic` (the source topic); per-partition series add `partition`.
 pub fn render(m: &Metrics) -> String {
     let g = Metrics::get;
     let (rss, cpu) = process_figures();
     let topics = m.topics_sorted();
-    let labels = |source: usize, topic: &str| format!("{{source=\"{source}\",topic=\"{topic}\"}}");
+    let labels = |source: usize, topic: &str| format!("{{{},topic=\"{topic}\"}}", m.source_labels(source));
     let per_topic =
         |f: fn(&crate::ops::metrics::TopicMetrics) -> u64| -> Vec<(String, f64)> { topics.iter().map(|t| (labels(t.source, &t.topic), f(t) as f64)).collect() };
     let mut page = Page(String::new());
@@ -317,14 +318,14 @@ pub fn render(m: &Metrics) -> String {
         "lag_records",
         "gauge",
         "Source end offset minus the group's committed offset, per owned partition (from the log start before the first commit).",
-        m.partition_lags().into_iter().map(|(s, t, p, lag)| (format!("{{source=\"{s}\",topic=\"{t}\",partition=\"{p}\"}}"), lag as f64)),
+        m.partition_lags().into_iter().map(|(s, t, p, lag)| (format!("{{{},topic=\"{t}\",partition=\"{p}\"}}", m.source_labels(s)), lag as f64)),
     );
     page.family(
         "replication_latency_seconds",
         "gauge",
         "Time from the source record's timestamp to the target's acknowledgement, for the latest acknowledged record of the partition.",
         topics.iter().flat_map(|t| {
-            t.latencies().into_iter().map(|(p, ms)| (format!("{{source=\"{}\",topic=\"{}\",partition=\"{p}\"}}", t.source, t.topic), ms as f64 / 1000.0))
+            t.latencies().into_iter().map(|(p, ms)| (format!("{{{},topic=\"{}\",partition=\"{p}\"}}", m.source_labels(t.source), t.topic), ms as f64 / 1000.0))
         }),
     );
     page.single("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64);
@@ -370,6 +371,18 @@ fn process_figures() -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mm2_series_carry_the_flow() {
+        let m = Metrics::default();
+        m.flow_names.set(vec!["A->B".into(), "B->A".into()]).unwrap();
+        let t = m.topic(1, "heartbeats");
+        Metrics::add(&t.consumed, 3);
+        t.acknowledged(0, Some(0), crate::ops::metrics::now_ms());
+        let page = render(&m);
+        assert!(page.contains("mirror_maker_records_consumed_total{source=\"1\",flow=\"B->A\",topic=\"heartbeats\"} 3\n"), "{page}");
+        assert!(page.contains("mirror_maker_replication_latency_seconds{source=\"1\",flow=\"B->A\",topic=\"heartbeats\",partition=\"0\"} "), "{page}");
+    }
 
     #[test]
     fn page_has_help_type_and_values() {

@@ -125,6 +125,9 @@ pub struct Metrics {
     /// workers: the difference is what waits in the channels.
     pub channel_in: Counter,
     pub channel_out: Counter,
+    /// MirrorMaker 2 mode: each source index's flow (`A->B`), a label of
+    /// its series beside `source`.
+    pub flow_names: std::sync::OnceLock<Vec<String>>,
 }
 
 /// The previous reading, to turn counters into rates.
@@ -171,6 +174,14 @@ impl Metrics {
     /// Records waiting in the producer channels.
     pub fn channel_depth(&self) -> u64 {
         Self::get(&self.channel_in).saturating_sub(Self::get(&self.channel_out))
+    }
+
+    /// The series labels of a source index: `source`, and `flow` in MM2 mode.
+    pub fn source_labels(&self, source: usize) -> String {
+        match self.flow_names.get().and_then(|names| names.get(source)) {
+            Some(flow) => format!("source=\"{source}\",flow=\"{flow}\""),
+            None => format!("source=\"{source}\""),
+        }
     }
 
     /// (source, topic, partition, lag) over every stream, sorted.

@@ -118,6 +118,8 @@ pub struct Ops {
     pub stats_interval: Duration,
     /// The Prometheus endpoint's address and port, if any.
     pub metrics: Option<(String, u16)>,
+    /// Label metrics with each flow's name (MirrorMaker 2's `A->B`).
+    pub label_flows: bool,
 }
 
 impl Plan {
@@ -180,7 +182,7 @@ mod tests {
             throttle_records_per_sec: None,
             throttle_bytes_per_sec: None,
         };
-        let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None };
+        let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: false };
         let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], shape, ops };
         let groups: Vec<(String, Vec<&str>)> =
             plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();

@@ -90,5 +90,6 @@ fn ops(options: &Options) -> Ops {
         drain_timeout: Duration::from_millis(options.drain_timeout_ms),
         stats_interval: Duration::from_millis(options.stats_interval_ms),
         metrics: options.metrics_port.map(|port| (options.metrics_bind.clone(), port)),
+        label_flows: false,
     }
 }

@@ -40,7 +40,7 @@ pub fn report(path: &Path, clusters: &[String]) -> (String, i32) {
     for n in &cfg.notices {
         let _ = writeln!(out, "note: {n}");
     }
-    let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None };
+    let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
     let plan = match plan::plan(&cfg, ops) {
         Ok(p) => p,
         Err(e) => {
