@@ -147,6 +147,8 @@ struct Workers {
     target_id: Option<String>,
     /// Partition-preserving flows look the target's partitions up with it.
     meta: Option<Arc<MetaProducer>>,
+    /// Side tasks of its flows (MirrorMaker 2's config sync), already running.
+    side: Vec<JoinHandle<()>>,
 }
 
 impl Workers {
@@ -187,7 +189,7 @@ impl Workers {
         } else {
             None
         };
-        Ok(Workers { producers, channels, config, target_id, meta })
+        Ok(Workers { producers, channels, config, target_id, meta, side: Vec::new() })
     }
 }
 
@@ -203,6 +205,9 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
         let topic_sync = topic_sync(flow, workers)?;
+        if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_configs)) {
+            workers.side.push(spawn_config_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
+        }
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);
@@ -256,6 +261,25 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
     let target_admin = topics::admin_client(&workers.config)
         .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
     Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
+}
+
+/// MirrorMaker 2's config sync of a flow's topics: at the start, once the
+/// streams found them, then every `interval`, until the stop.
+fn spawn_config_sync(flow: &str, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(format!("mirrormaker-config-sync-{flow}"))
+        .spawn(move || {
+            // The first run waits for the streams' first look at the topics.
+            let mut next = std::time::Instant::now() + Duration::from_secs(5).min(interval);
+            while !shutdown.stopping() {
+                std::thread::sleep(Duration::from_millis(200));
+                if std::time::Instant::now() >= next {
+                    sync.sync_configs();
+                    next = std::time::Instant::now() + interval;
+                }
+            }
+        })
+        .expect("spawn config sync thread")
 }
 
 /// Stream `j` of flow `si`: its thread name and its consumer's settings.
@@ -387,7 +411,8 @@ struct Running {
     stats: Option<JoinHandle<()>>,
     /// Kept until the streams are done with it.
     metas: Vec<Arc<MetaProducer>>,
-    heartbeats: Vec<JoinHandle<()>>,
+    /// Heartbeat emitters and config syncs.
+    side_tasks: Vec<JoinHandle<()>>,
 }
 
 impl Running {
@@ -401,7 +426,7 @@ impl Running {
                 shape.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
             );
         }
-        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), heartbeats: Vec::new() };
+        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), side_tasks: Vec::new() };
         let mut worker_index = 0;
         let mut all_streams = Vec::new();
         for (workers, streams) in pipelines {
@@ -410,12 +435,13 @@ impl Running {
                 worker_index += 1;
             }
             running.metas.extend(workers.meta);
+            running.side_tasks.extend(workers.side);
             all_streams.extend(streams);
         }
         running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
         for task in &plan.heartbeats {
             match heartbeats::spawn(task, shutdown.clone()) {
-                Ok(h) => running.heartbeats.push(h),
+                Ok(h) => running.side_tasks.push(h),
                 Err(e) => warn!("no heartbeats {}->{}: {e}", task.source_alias, task.target_alias),
             }
         }
@@ -437,7 +463,7 @@ impl Running {
         info!("Closing producer.");
         panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
         drop(self.metas);
-        for h in self.heartbeats {
+        for h in self.side_tasks {
             let _ = h.join();
         }
         if let Some(h) = self.stats {

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use log::{info, warn};
-use rdkafka::admin::{AdminClient, AdminOptions, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
@@ -239,14 +239,7 @@ impl TopicSync {
     /// The source topic's own configs worth copying, `min.insync.replicas`
     /// capped at the replication factor the target topic gets.
     fn configs_to_copy(&self, topic: &str, target_topic: &str, rf: usize) -> Result<Vec<(String, String)>, String> {
-        let configs = Self::configs(&self.source, topic)?;
-        // MM2 mode leaves out what config.properties.exclude names (MM2's
-        // own list covers the broker-id configs and min.insync.replicas).
-        let excluded = |k: &str| match &self.remote {
-            Some(r) => r.config_exclude.matches(k),
-            None => NOT_COPIED.contains(&k),
-        };
-        let mut copied: Vec<(String, String)> = configs.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect();
+        let mut copied = self.source_configs(topic)?;
         // acks=all with min.insync.replicas above the replication factor
         // could never succeed: every record would be retried forever.
         for (k, v) in copied.iter_mut() {
@@ -256,6 +249,51 @@ impl TopicSync {
             }
         }
         Ok(copied)
+    }
+
+    /// The source topic's own configs, but those never copied. MM2 mode
+    /// leaves out what config.properties.exclude names (MM2's own list
+    /// covers the broker-id configs and min.insync.replicas).
+    fn source_configs(&self, topic: &str) -> Result<Vec<(String, String)>, String> {
+        let excluded = |k: &str| match &self.remote {
+            Some(r) => r.config_exclude.matches(k),
+            None => NOT_COPIED.contains(&k),
+        };
+        Ok(Self::configs(&self.source, topic)?.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect())
+    }
+
+    /// MirrorMaker 2's `sync.topic.configs`: every mirrored topic's own
+    /// source configs set on its target topic where they differ. Compared
+    /// before anything is written, so a quiet run writes nothing; the
+    /// target's own overrides of other keys are sent along unchanged (the
+    /// admin call replaces a topic's whole set), so none is wiped.
+    pub fn sync_configs(&self) {
+        let topics: Vec<String> = self.seen.lock().unwrap().keys().cloned().collect();
+        for topic in topics {
+            let target_topic = self.handler.target_topic(&topic).into_owned();
+            let (wanted, target) = match (self.source_configs(&topic), Self::configs(&self.target, &target_topic)) {
+                (Ok(w), Ok(t)) => (w, t),
+                (Err(e), _) | (_, Err(e)) => {
+                    warn!("topic {target_topic}: configs not synced this time: {e}");
+                    continue;
+                }
+            };
+            let changed: Vec<&(String, String)> = wanted.iter().filter(|(k, v)| target.get(k).map(|(tv, _)| tv) != Some(v)).collect();
+            if changed.is_empty() {
+                continue;
+            }
+            let mut all: BTreeMap<&str, &str> = target.iter().filter(|(_, (_, own))| *own).map(|(k, (v, _))| (k.as_str(), v.as_str())).collect();
+            all.extend(wanted.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let alter = all.iter().fold(AlterConfig::new(ResourceSpecifier::Topic(&target_topic)), |a, (k, v)| a.set(k, v));
+            let shown = changed.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+            let opts = AdminOptions::new().request_timeout(Some(TIMEOUT));
+            match block_on(self.target.alter_configs(&[alter], &opts)).map(|mut r| r.pop()) {
+                Ok(Some(Ok(_))) => info!("topic {target_topic}: configs synced from source topic {topic}: {shown}"),
+                Ok(Some(Err((_, code)))) => warn!("topic {target_topic}: cannot sync configs ({shown}): {code}"),
+                Ok(None) => warn!("topic {target_topic}: cannot sync configs ({shown}): empty answer"),
+                Err(e) => warn!("topic {target_topic}: cannot sync configs ({shown}): {e}"),
+            }
+        }
     }
 
     /// Creates the missing target topic like the source: first what it

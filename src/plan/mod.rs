@@ -69,6 +69,8 @@ pub struct RemoteTopics {
     pub replication_factor: i16,
     /// `config.properties.exclude`: source topic configs never copied.
     pub config_exclude: NameFilter,
+    /// `sync.topic.configs.interval.seconds`, if configs are synced.
+    pub sync_configs: Option<Duration>,
 }
 
 /// A target cluster, as every flow writing to it sees it.

@@ -99,6 +99,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow
         remote_topics: Some(Arc::new(RemoteTopics {
             replication_factor: f.settings.replication_factor.clamp(1, i16::MAX as i32) as i16,
             config_exclude: exclude,
+            sync_configs: f.settings.sync_topic_configs.interval(),
         })),
     })
 }
@@ -136,4 +137,53 @@ fn without_connect_base(p: &ClientProps) -> PropertiesFile {
         }
     }
     file
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn plan_of(text: &str) -> Plan {
+        let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[]).unwrap();
+        plan(&cfg, Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true }).unwrap()
+    }
+
+    const TWO: &str = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\n";
+
+    #[test]
+    fn an_enabled_flow_copies_and_every_herder_beats() {
+        let p = plan_of(&format!("{TWO}A->B.enabled = true\ntasks.max = 3\n"));
+        assert_eq!(p.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["A->B"]);
+        let f = &p.flows[0];
+        assert_eq!(f.source.group_id.as_deref(), Some("mm2.A->B"));
+        assert_eq!(f.source.get("auto.offset.reset"), Some("earliest"), "MM2 starts a new flow from the beginning");
+        assert_eq!(f.naming.target_topic("orders"), "A.orders");
+        assert_eq!(f.naming.target_partition(4), Some(4), "the same partition number, as MM2");
+        assert!(!f.side_effects.provenance);
+        assert_eq!(f.target.settings.get("acks"), Some("all"));
+        assert_eq!(f.target.settings.get("enable.idempotence"), Some("true"), "Connect's base (no idempotence) gives way to the no-loss defaults");
+        assert_eq!((p.shape.streams, p.shape.producers), (3, 3), "tasks.max");
+        // B->A exists for its heartbeats only, as Java's clusterPairs() makes it.
+        let beats: Vec<(&str, &str)> = p.heartbeats.iter().map(|h| (h.source_alias.as_str(), h.target_alias.as_str())).collect();
+        assert_eq!(beats, [("A", "B"), ("B", "A")]);
+        assert_eq!(p.heartbeats[0].interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn identity_both_ways_stamps_the_provenance_header_and_default_does_not() {
+        let both = format!("{TWO}A->B.enabled = true\nB->A.enabled = true\n");
+        assert!(plan_of(&both).flows.iter().all(|f| !f.side_effects.provenance), "prefixed names already stop the loop");
+        let identity = format!("{both}replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n");
+        let p = plan_of(&identity);
+        assert!(p.flows.iter().all(|f| f.side_effects.provenance));
+        assert_eq!(p.flows[0].naming.target_topic("orders"), "orders");
+    }
+
+    #[test]
+    fn heartbeats_off_means_no_emitter() {
+        let p = plan_of(&format!("{TWO}A->B.enabled = true\nemit.heartbeats.enabled = false\n"));
+        assert!(p.heartbeats.is_empty());
+        assert_eq!(p.flows.len(), 1);
+    }
 }
