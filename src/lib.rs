@@ -11,13 +11,17 @@
 //! - [`kafka`]: the glue to librdkafka's C API; every `unsafe` block lives there.
 //! - [`ops`]: shutdown and exit codes, metrics and their endpoint, pid and log files.
 //!
-//! [`demo`] runs the self-contained demo on top of all of them.
+//! The front-ends' leaves (`front::properties`, `front::settings`,
+//! `front::secrets`) are the one thing the lower layers take from above:
+//! a plan carries each client's translated settings. [`fxhash`] is the
+//! hot-path maps' hash; [`demo`] runs the self-contained demo on top of all.
 
 #![deny(unsafe_code)]
 
 pub mod demo;
 pub mod engine;
 pub mod front;
+pub mod fxhash;
 pub mod kafka;
 pub mod ops;
 pub mod plan;

@@ -24,12 +24,12 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::batch::{PartitionRoute, RecordMeta};
-use crate::engine::fxhash::{self, FxHashMap};
 use crate::engine::handoff::{Outbox, Outcome};
 use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
 use crate::engine::producer::MetaProducer;
 use crate::engine::provenance::Provenance;
 use crate::engine::topics::TopicSync;
+use crate::fxhash::{self, FxHashMap};
 use crate::kafka::commit::CommitQueue;
 use crate::kafka::fetched;
 use crate::ops::metrics::{Metrics, StreamLag, TopicMetrics};
@@ -75,7 +75,7 @@ pub struct StreamContext {
 impl ClientContext for StreamContext {
     fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
         // librdkafka would retry refused credentials forever: stop instead.
-        match crate::front::translate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+        match crate::kafka::auth::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
             Some(msg) => {
                 if !self.shutdown.stopping() {
                     error!("{msg}");
@@ -446,7 +446,7 @@ impl Stream {
                 match self.consumer.poll(wait) {
                     Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &msg),
                     Some(Err(e)) => {
-                        match crate::front::translate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
+                        match crate::kafka::auth::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
                             Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
                             None => warn!("[{}] consumer error: {e}", self.spec.name),
                         }

@@ -10,7 +10,6 @@
 pub mod batch;
 pub mod consumer;
 pub mod formats;
-pub mod fxhash;
 pub mod handoff;
 pub mod heartbeats;
 pub mod offsets;
@@ -35,7 +34,6 @@ use crate::engine::producer::{DeliveryContext, MetaProducer, TargetProducer};
 use crate::engine::provenance::Provenance;
 use crate::engine::throttle::Throttle;
 use crate::engine::topics::TopicSync;
-use crate::front::properties::ConfigError;
 use crate::front::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
@@ -53,12 +51,6 @@ impl fmt::Display for StartError {
 }
 
 impl std::error::Error for StartError {}
-
-impl From<ConfigError> for StartError {
-    fn from(e: ConfigError) -> Self {
-        StartError(e.0)
-    }
-}
 
 fn log_settings(s: &ClientSettings) {
     for n in &s.notices {
@@ -371,7 +363,7 @@ fn wait_out_auth_failure(consumer: &SourceConsumer, shutdown: &Shutdown) -> Resu
     let until = std::time::Instant::now() + Duration::from_secs(1);
     while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
         if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
-            if let Some(msg) = crate::front::translate::security::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
+            if let Some(msg) = crate::kafka::auth::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
                 shutdown.fail(exit::CONFIG, msg);
             }
         }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use crate::engine::fxhash::FxHashMap;
+use crate::fxhash::FxHashMap;
 
 static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
 

@@ -26,11 +26,11 @@ use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, Prod
 use rdkafka::{ClientConfig, ClientContext, Timestamp};
 
 use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
-use crate::engine::fxhash::FxHashMap;
 use crate::engine::handoff::LaneRx;
 use crate::engine::offsets::AckHandle;
 use crate::engine::provenance::HEADER_C;
 use crate::engine::throttle::Throttle;
+use crate::fxhash::FxHashMap;
 use crate::kafka::produce::{send_lingering, MainQueue, TopicHandles};
 use crate::ops::metrics::{Metrics, TopicMetrics};
 use crate::ops::shutdown::{exit, Shutdown};
@@ -348,7 +348,7 @@ fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32
 impl ClientContext for DeliveryContext {
     fn error(&self, error: KafkaError, reason: &str) {
         // librdkafka would retry refused credentials forever: stop instead.
-        if let Some(msg) = crate::front::translate::security::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
+        if let Some(msg) = crate::kafka::auth::auth_failure(error.rdkafka_error_code(), reason, &self.cluster) {
             if !self.shutdown.stopping() {
                 error!("{msg}");
             }

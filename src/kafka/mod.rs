@@ -3,6 +3,7 @@
 
 #![allow(unsafe_code)]
 
+pub mod auth;
 pub mod client;
 pub mod commit;
 pub mod conf;

@@ -12,7 +12,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::types::{RDKafka, RDKafkaTopic};
 use rdkafka::{bindings, ClientContext};
 
-use crate::engine::fxhash::FxHashMap;
+use crate::fxhash::FxHashMap;
 
 /// One of a [`TopicHandles`] table's topic handles.
 #[derive(Clone, Copy)]

@@ -8,8 +8,15 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::front::mm1::cli::HandlerSpec;
 use crate::plan::policy::ReplicationPolicy;
+
+/// A built-in message handler and its argument string, as MM1's
+/// `--message.handler` and `--message.handler.args` give them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerSpec {
+    pub name: String,
+    pub args: Option<String>,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Handler {

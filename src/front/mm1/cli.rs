@@ -130,12 +130,7 @@ pub const DEFAULT_STATS_INTERVAL_MS: u64 = 30_000;
 /// where a record count alone let memory grow with the record size.
 pub const DEFAULT_QUEUE_BYTE_SIZE: usize = 2 << 20;
 
-/// A built-in message handler and its argument string.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HandlerSpec {
-    pub name: String,
-    pub args: Option<String>,
-}
+pub use crate::plan::handler::HandlerSpec;
 
 /// What the process should do.
 #[derive(Debug)]

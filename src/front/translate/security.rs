@@ -10,13 +10,10 @@
 //! really PKCS12 works, a real JKS is refused with the `keytool` command that
 //! converts it. Secret values never reach a message: see [`is_secret`].
 //!
-//! [`auth_failure`] recognises the errors librdkafka reports when a cluster
-//! refuses our credentials or the TLS handshake fails; librdkafka would
-//! retry those forever, so the mirror stops with exit status 1 instead.
+//! What the translated keys mean when a cluster refuses them is told by
+//! [`crate::kafka::auth::auth_failure`].
 
 use std::path::{Path, PathBuf};
-
-use rdkafka::error::RDKafkaErrorCode;
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::secrets::{is_secret, shown};
@@ -571,45 +568,6 @@ fn oauthbearer<'a>(
     Ok(())
 }
 
-fn tls_alert(reason: &str) -> bool {
-    let r = reason.to_ascii_lowercase();
-    ["sslv3 alert", "tlsv1 alert", "tlsv13 alert", "ssl alert number"].iter().any(|w| r.contains(w))
-}
-
-fn transient(reason: &str) -> bool {
-    let r = reason.to_ascii_lowercase();
-    ["disconnected", "connection reset", "connection refused", "timed out", "broken pipe"].iter().any(|w| r.contains(w))
-}
-
-/// The message for an error that means the cluster refused our credentials
-/// or the TLS handshake failed, or None for any other error. `cluster`
-/// names the cluster and the file that configures it.
-pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str) -> Option<String> {
-    let hint = match code? {
-        RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed => {
-            "check the user name and password (sasl.jaas.config, or sasl.username/sasl.password) and that sasl.mechanism \
-             is one the listener enables and the user exists for (SCRAM users are per mechanism)"
-        }
-        // A connection dropped mid-handshake (a broker restarting) is
-        // reported the same way but is worth retrying.
-        RDKafkaErrorCode::SSL if !transient(reason) => {
-            "check that the truststore (ssl.truststore.*, or ssl.ca.location) holds the CA that signed the broker's certificate, \
-             that the certificate names the host in bootstrap.servers (or set ssl.endpoint.identification.algorithm= to skip that check), \
-             that any client keystore is accepted by the broker, and that security.protocol matches the listener"
-        }
-        // With TLS 1.3 a broker rejecting our client certificate sends its
-        // alert after the handshake, so librdkafka reports a receive failure.
-        RDKafkaErrorCode::BrokerTransportFailure if tls_alert(reason) => {
-            "the broker rejected the TLS connection (an alert): check that the client certificate (ssl.keystore.*) is signed by a CA \
-             the broker trusts, and that security.protocol matches the listener"
-        }
-        _ => return None,
-    };
-    Some(format!(
-        "authentication with the {cluster} failed: {reason}. This does not fix itself by retrying, so mirror-maker stops without committing anything; {hint}"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1046,18 +1004,6 @@ mod tests {
         assert_eq!(s.get("sasl.password"), Some("CANARY-pw"));
         assert!(s.warnings.iter().all(|w| !w.contains("not used")), "{:?}", s.warnings);
         assert!(fails(&format!("security.protocol=SSL\n{ssl}")).contains("keytool"));
-    }
-
-    #[test]
-    fn auth_errors_are_recognised() {
-        let m = auth_failure(Some(RDKafkaErrorCode::Authentication), "SASL authentication error", "target cluster h:1 (p.properties)").unwrap();
-        assert!(m.contains("target cluster h:1 (p.properties)") && m.contains("user name and password"), "{m}");
-        assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: certificate verify failed", "x").unwrap().contains("truststore"));
-        assert!(auth_failure(Some(RDKafkaErrorCode::SSL), "SSL handshake failed: Disconnected", "x").is_none());
-        assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), "down", "x").is_none());
-        let rejected = "Receive failed: error:0A000416:SSL routines::sslv3 alert certificate unknown: SSL alert number 46";
-        assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), rejected, "x").unwrap().contains("client certificate"));
-        assert!(auth_failure(None, "?", "x").is_none());
     }
 
     #[test]
