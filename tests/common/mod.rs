@@ -549,3 +549,227 @@ pub fn non_loopback_address() -> Option<std::net::IpAddr> {
     let ip = sock.local_addr().ok()?.ip();
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
+
+// ---------------------------------------------------------------------------
+// MirrorMaker 2 (tests/mm2.rs): Java MM2 beside the binary's --mm2.config,
+// and Kafka's own MirrorClient asked about the result.
+
+/// A short id, unique per call, that is safe in a cluster alias and in topic
+/// names (letters and digits only): MM2 aliases end up in topic names
+/// (`A.t`), Connect group ids and internal topic names, so each test gets
+/// aliases of its own and shares nothing with other tests on the clusters.
+pub fn short_id() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+    let mix = (nanos as u64 % 1_000_000_000) ^ ((std::process::id() as u64) << 30);
+    format!("{:x}{}", mix % 0xff_ffff, N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The lines every MM2 file of the tests has: single-broker clusters need
+/// replication factor 1 for everything MM2 creates, and new topics are
+/// found within 5 s rather than MM2's 600 s default.
+pub fn mm2_common_lines() -> Vec<String> {
+    [
+        "refresh.topics.interval.seconds = 5",
+        "replication.factor = 1",
+        "checkpoints.topic.replication.factor = 1",
+        "heartbeats.topic.replication.factor = 1",
+        "offset-syncs.topic.replication.factor = 1",
+        "offset.storage.replication.factor = 1",
+        "status.storage.replication.factor = 1",
+        "config.storage.replication.factor = 1",
+    ]
+    .iter()
+    .map(|l| l.to_string())
+    .collect()
+}
+
+/// Every topic of a cluster (a metadata request naming none, which creates none).
+pub fn list_topics(bootstrap: &str) -> std::collections::BTreeSet<String> {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let md = c.fetch_metadata(None, Duration::from_secs(15)).unwrap_or_else(|e| panic!("list topics of {bootstrap}: {e}"));
+    md.topics().iter().filter(|t| t.error().is_none()).map(|t| t.name().to_string()).collect()
+}
+
+/// End offset of each partition (index = partition), or None when the topic
+/// is not there (yet). Asks for the topic only once it is listed, so the
+/// question creates nothing.
+pub fn end_offsets(bootstrap: &str, topic: &str) -> Option<Vec<i64>> {
+    if !list_topics(bootstrap).contains(topic) {
+        return None;
+    }
+    let parts = partitions_of(bootstrap, topic)?;
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    (0..parts as i32).map(|p| c.fetch_watermarks(topic, p, Duration::from_secs(15)).ok().map(|(_, high)| high)).collect()
+}
+
+/// Records in the topic (sum of end offsets; the tests' topics are never trimmed), 0 when absent.
+pub fn count_records(bootstrap: &str, topic: &str) -> i64 {
+    end_offsets(bootstrap, topic).map_or(0, |v| v.iter().sum())
+}
+
+/// A topic's configs as the broker describes them: name -> (value, source).
+pub fn describe_topic_configs(bootstrap: &str, topic: &str) -> std::collections::BTreeMap<String, (Option<String>, rdkafka::admin::ConfigSource)> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let res = block_on(
+        admin.describe_configs(&[rdkafka::admin::ResourceSpecifier::Topic(topic)], &AdminOptions::new().request_timeout(Some(Duration::from_secs(30)))),
+    )
+    .unwrap_or_else(|e| panic!("describe configs of {topic} on {bootstrap}: {e}"));
+    let resource = res.into_iter().next().expect("one result").unwrap_or_else(|e| panic!("describe configs of {topic} on {bootstrap}: {e:?}"));
+    resource.entries.into_iter().map(|e| (e.name, (e.value, e.source))).collect()
+}
+
+/// The configs set on the topic itself (DYNAMIC_TOPIC_CONFIG): what MM2's
+/// topic creation and config sync write; the rest is the broker's.
+pub fn topic_level_configs(bootstrap: &str, topic: &str) -> std::collections::BTreeMap<String, String> {
+    describe_topic_configs(bootstrap, topic)
+        .into_iter()
+        .filter(|(_, (_, src))| *src == rdkafka::admin::ConfigSource::DynamicTopic)
+        .map(|(k, (v, _))| (k, v.unwrap_or_default()))
+        .collect()
+}
+
+/// One topic config's effective value (whatever its source).
+pub fn topic_config(bootstrap: &str, topic: &str, key: &str) -> Option<String> {
+    describe_topic_configs(bootstrap, topic).remove(key).and_then(|(v, _)| v)
+}
+
+/// Each partition's records in offset order (index = partition).
+pub fn records_by_partition(bootstrap: &str, topic: &str) -> Vec<Vec<Rec>> {
+    let parts = partitions_of(bootstrap, topic).unwrap_or(0);
+    let mut landed = read_topic(bootstrap, topic);
+    landed.sort_by_key(|l| (l.partition, l.offset));
+    let mut out = vec![Vec::new(); parts];
+    for l in landed {
+        out[l.partition as usize].push(l.rec);
+    }
+    out
+}
+
+/// Java MirrorMaker 2 in dedicated mode (scripts/java-mm2 FILE), its output
+/// in a file. Dropped, it is killed.
+pub struct JavaMm2 {
+    child: Child,
+    pub log: PathBuf,
+    pub started: Instant,
+}
+
+impl JavaMm2 {
+    pub fn start(file: &std::path::Path) -> JavaMm2 {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/java-mm2");
+        let log = std::env::temp_dir().join(format!("{}.log", unique("java-mm2")));
+        let out = std::fs::File::create(&log).unwrap();
+        let started = Instant::now();
+        let child = Command::new(script).arg(file).stdin(Stdio::null()).stdout(out.try_clone().unwrap()).stderr(out).spawn().expect("start scripts/java-mm2");
+        JavaMm2 { child, log, started }
+    }
+
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// SIGTERM (the script execs the JVM, so this is the JVM), then the exit status.
+    pub fn stop(&mut self) -> i32 {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                use std::os::unix::process::ExitStatusExt;
+                return st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                return -1;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for JavaMm2 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// scripts/mirror-client/run ARGS: (exit status, stdout, stderr).
+pub fn mirror_client(args: &[&str]) -> (i32, String, String) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/mirror-client/run");
+    let out = Command::new(script).args(args).stdin(Stdio::null()).output().expect("run scripts/mirror-client/run");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// MirrorClient's view of a cluster (`run topology`): the probe's lines as
+/// key -> value (`upstreamClusters` -> `A,B`, `replicationHops(A)` -> `1`, ...).
+pub fn mirror_client_topology(bootstrap: &str, source_alias: &str, identity: bool) -> std::collections::BTreeMap<String, String> {
+    let mut args = vec!["topology", bootstrap, source_alias];
+    if identity {
+        args.extend(["--policy", "identity"]);
+    }
+    let (rc, out, err) = mirror_client(&args);
+    assert_eq!(rc, 0, "mirror-client topology {bootstrap}: {err}");
+    out.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// A heartbeat as Java's Heartbeat.deserializeRecord reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JavaHeartbeat {
+    pub source: String,
+    pub target: String,
+    pub timestamp: i64,
+}
+
+/// Up to `n` records of `topic` decoded by Java (`run heartbeats`): Err with
+/// the probe's complaint when any record does not decode.
+pub fn java_heartbeats(bootstrap: &str, topic: &str, n: usize) -> Result<Vec<JavaHeartbeat>, String> {
+    let (rc, out, err) = mirror_client(&["heartbeats", bootstrap, topic, &n.to_string()]);
+    if rc != 0 {
+        return Err(format!("exit {rc}: {err}"));
+    }
+    Ok(out
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split(' ');
+            Some(JavaHeartbeat { source: w.next()?.to_string(), target: w.next()?.to_string(), timestamp: w.next()?.parse().ok()? })
+        })
+        .collect())
+}
+
+/// Polls `cond` every half second until it holds; panics naming `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Deletes every topic of the cluster whose name contains `needle` (a test's
+/// id): MM2 copies every heartbeats-like topic of a source whatever its
+/// filter, each copy under a new prefix, so a test that leaves its copies
+/// behind makes every later MM2 run copy more. Returns the names deleted.
+pub fn delete_topics_containing(bootstrap: &str, needle: &str) -> Vec<String> {
+    let doomed: Vec<String> = list_topics(bootstrap).into_iter().filter(|t| t.contains(needle)).collect();
+    if doomed.is_empty() {
+        return doomed;
+    }
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let names: Vec<&str> = doomed.iter().map(String::as_str).collect();
+    match block_on(admin.delete_topics(&names, &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))))) {
+        Ok(results) => {
+            for r in results {
+                if let Err((t, e)) = r {
+                    eprintln!("delete topic {t} on {bootstrap}: {e}");
+                }
+            }
+        }
+        Err(e) => eprintln!("delete topics on {bootstrap}: {e}"),
+    }
+    doomed
+}
