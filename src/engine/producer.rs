@@ -660,6 +660,10 @@ pub fn spawn_worker(index: usize, producer: TargetProducer, rx: LaneRx, shutdown
 }
 
 /// Sends one record whose key and value are in `bytes`, its batch's buffer.
+///
+/// The retry loop stays here, its slow branches in the steps below: room in
+/// a full send buffer ([`wait_for_room`]) and a partition the target does
+/// not have yet ([`partition_or_refuse`]).
 #[allow(clippy::too_many_arguments)]
 fn send(
     producer: &TargetProducer,
@@ -676,20 +680,7 @@ fn send(
     let RecordMeta { offset, partition, headers, stamp, timestamp } = rec.meta;
     let (topic, stamp) = (&route.target, if stamp { route.stamp.as_deref() } else { None });
     let ctx = producer.context();
-    let opaque = loop {
-        match ctx.deliveries.put(&route.ack, offset, &route.stats) {
-            Some(opaque) => break opaque,
-            // Every entry has records in flight: their reports free one.
-            None => {
-                if shutdown.deadline_passed() {
-                    shutdown.drain_timed_out();
-                    return;
-                }
-                reports.serve();
-                thread::sleep(MAX_FULL_BACKOFF);
-            }
-        }
-    };
+    let Some(opaque) = put_in_flight(ctx, reports, route, offset, shutdown) else { return };
     let direct = if headers.is_none() { topics.get(topic) } else { None };
     let mut record = match direct {
         Some(_) => None,
@@ -698,24 +689,7 @@ fn send(
                 (None, Some(id)) => Some(crate::engine::provenance::stamped(None, id)),
                 (h, _) => h,
             };
-            let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(topic, opaque);
-            // librdkafka copies key and value into its send buffer here.
-            if let Some(k) = key {
-                record = record.key(k);
-            }
-            if let Some(v) = value {
-                record = record.payload(v);
-            }
-            if let Some(h) = headers {
-                record = record.headers(h);
-            }
-            if let Some(ts) = timestamp {
-                record = record.timestamp(ts);
-            }
-            if let Some(p) = partition {
-                record = record.partition(p);
-            }
-            Some(record)
+            Some(built_record(topic, opaque, key, value, headers, timestamp, partition))
         }
     };
     let mut backoff = Duration::from_micros(200);
@@ -731,41 +705,117 @@ fn send(
         match result {
             Ok(()) => return,
             Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
-                // The target is slow or away: wait, never drop. Past the
-                // drain deadline the record is abandoned unacknowledged, so
-                // its offset is never committed.
-                if shutdown.deadline_passed() {
-                    ctx.deliveries.settle(opaque, |_, _, _| ());
-                    shutdown.drain_timed_out();
+                if !wait_for_room(ctx, reports, opaque, &mut backoff, shutdown) {
                     return;
                 }
-                // Serving delivery reports is what frees room in the buffer.
-                reports.serve();
-                thread::sleep(backoff);
-                reports.serve();
-                backoff = (backoff * 2).min(MAX_FULL_BACKOFF);
             }
             Err(KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition)) if partition.is_some() => {
                 // An explicit partition past the count librdkafka last saw:
                 // stale metadata (the target just grew), not a refusal.
                 let p = partition.unwrap_or_default();
-                match wait_for_partition(producer, reports, topic, p, shutdown) {
-                    PartitionWait::Ready => {}
-                    PartitionWait::TopicGone => {
-                        ctx.refused_at_send(producer, opaque, topic, size, &topic_gone());
-                        return;
-                    }
-                    PartitionWait::DeadlinePassed => {
-                        ctx.deliveries.settle(opaque, |_, _, _| ());
-                        shutdown.drain_timed_out();
-                        return;
-                    }
+                if !partition_or_refuse(producer, reports, topic, p, opaque, size, shutdown) {
+                    return;
                 }
             }
             Err(err) => {
                 ctx.refused_at_send(producer, opaque, topic, size, &err);
                 return;
             }
+        }
+    }
+}
+
+/// Puts a record about to be sent in flight and returns its opaque, or
+/// `None` once the drain deadline passed while every entry had records in
+/// flight (the record is then not sent). A step of its own so `send` reads
+/// as its retry loop; inlined, as it runs once per record.
+#[inline]
+fn put_in_flight(ctx: &DeliveryContext, reports: &Reports<'_>, route: &PartitionRoute, offset: i64, shutdown: &Shutdown) -> Option<usize> {
+    loop {
+        match ctx.deliveries.put(&route.ack, offset, &route.stats) {
+            Some(opaque) => return Some(opaque),
+            // Every entry has records in flight: their reports free one.
+            None => {
+                if shutdown.deadline_passed() {
+                    shutdown.drain_timed_out();
+                    return None;
+                }
+                reports.serve();
+                thread::sleep(MAX_FULL_BACKOFF);
+            }
+        }
+    }
+}
+
+/// The record librdkafka copies, for one with headers of its own or a
+/// topic without a direct handle; inlined, as it may run once per record.
+#[inline]
+fn built_record<'a>(
+    topic: &'a str,
+    opaque: usize,
+    key: Option<&'a [u8]>,
+    value: Option<&'a [u8]>,
+    headers: Option<OwnedHeaders>,
+    timestamp: Option<i64>,
+    partition: Option<i32>,
+) -> BaseRecord<'a, [u8], [u8], usize> {
+    let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(topic, opaque);
+    // librdkafka copies key and value into its send buffer here.
+    if let Some(k) = key {
+        record = record.key(k);
+    }
+    if let Some(v) = value {
+        record = record.payload(v);
+    }
+    if let Some(h) = headers {
+        record = record.headers(h);
+    }
+    if let Some(ts) = timestamp {
+        record = record.timestamp(ts);
+    }
+    if let Some(p) = partition {
+        record = record.partition(p);
+    }
+    record
+}
+
+/// A full send buffer: serves delivery reports (what frees room in it) and
+/// waits `backoff`, doubled up to [`MAX_FULL_BACKOFF`] for the next try.
+/// Returns false once the drain deadline passed: the record is abandoned
+/// unacknowledged, so its offset is never committed.
+fn wait_for_room(ctx: &DeliveryContext, reports: &Reports<'_>, opaque: usize, backoff: &mut Duration, shutdown: &Shutdown) -> bool {
+    // The target is slow or away: wait, never drop. Past the
+    // drain deadline the record is abandoned unacknowledged, so
+    // its offset is never committed.
+    if shutdown.deadline_passed() {
+        ctx.deliveries.settle(opaque, |_, _, _| ());
+        shutdown.drain_timed_out();
+        return false;
+    }
+    // Serving delivery reports is what frees room in the buffer.
+    reports.serve();
+    thread::sleep(*backoff);
+    reports.serve();
+    *backoff = (*backoff * 2).min(MAX_FULL_BACKOFF);
+    true
+}
+
+/// An explicit partition librdkafka does not know: waits for it (see
+/// [`wait_for_partition`]). Returns true to send the record again, false
+/// once it is settled: refused as its topic is gone, or abandoned
+/// unacknowledged past the drain deadline.
+fn partition_or_refuse(producer: &TargetProducer, reports: &Reports<'_>, topic: &str, partition: i32, opaque: usize, size: usize, shutdown: &Shutdown) -> bool {
+    let ctx = producer.context();
+    match wait_for_partition(producer, reports, topic, partition, shutdown) {
+        PartitionWait::Ready => true,
+        PartitionWait::TopicGone => {
+            ctx.refused_at_send(producer, opaque, topic, size, &topic_gone());
+            false
+        }
+        PartitionWait::DeadlinePassed => {
+            ctx.deliveries.settle(opaque, |_, _, _| ());
+            shutdown.drain_timed_out();
+            false
         }
     }
 }
@@ -851,26 +901,8 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
 /// committed.
 fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shutdown) -> bool {
     let ctx = producer.context();
-    let settle_all = || -> bool {
-        while producer.in_flight_count() > 0 {
-            if shutdown.deadline_passed() {
-                return false;
-            }
-            send_lingering(producer.client());
-            reports.serve();
-            thread::sleep(IDLE_WAIT_IN_FLIGHT);
-        }
-        true
-    };
-    let abandon = |left: Vec<Resend>| {
-        for r in left {
-            ctx.deliveries.settle(r.opaque, |_, _, _| ());
-        }
-        shutdown.drain_timed_out();
-        false
-    };
-    if !settle_all() {
-        return abandon(ctx.resends.take());
+    if !settle_all(producer, reports, shutdown) {
+        return abandon(ctx, ctx.resends.take(), shutdown);
     }
     let mut queue = ctx.resends.take();
     // Report order is send order within a partition; by opaque keeps each
@@ -885,50 +917,7 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
     let mut left = queue.into_iter();
     let ok = loop {
         let Some(r) = left.next() else { break true };
-        if ctx.resends.is_fatal() {
-            // Never sent: the report's path for a fatal error.
-            ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
-            continue;
-        }
-        if matches!(r.err.rdkafka_error_code(), Some(RDKafkaErrorCode::UnknownPartition | RDKafkaErrorCode::BrokerDestroy)) {
-            let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
-            match wait {
-                PartitionWait::Ready => {}
-                PartitionWait::TopicGone => {
-                    if !gone.contains(&r.topic) {
-                        gone.push(r.topic.clone());
-                    }
-                    ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &topic_gone());
-                    continue;
-                }
-                PartitionWait::DeadlinePassed => {
-                    ctx.deliveries.settle(r.opaque, |_, _, _| ());
-                    break false;
-                }
-            }
-        }
-        ctx.resends.tries.store(r.tries + 1, Ordering::SeqCst);
-        let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&r.topic, r.opaque).partition(r.partition);
-        if let Some(k) = &r.key {
-            record = record.key(k.as_slice());
-        }
-        if let Some(v) = &r.value {
-            record = record.payload(v.as_slice());
-        }
-        if let Some(h) = r.headers.clone() {
-            record = record.headers(h);
-        }
-        if let Some(ts) = r.timestamp {
-            record = record.timestamp(ts);
-        }
-        if let Err((err, _)) = producer.send(record) {
-            // Nothing else is in flight, so the buffer is not full: what
-            // fails here fails as the record's report would.
-            log::debug!("resend of a record of {} failed at once: {err}", r.topic);
-            ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &err);
-            continue;
-        }
-        if !settle_all() {
+        if !resend_one(producer, reports, shutdown, &r, &mut gone) {
             break false;
         }
     };
@@ -936,9 +925,93 @@ fn resend_alone(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shu
     if !ok {
         let mut rest: Vec<Resend> = left.collect();
         rest.extend(ctx.resends.take());
-        return abandon(rest);
+        return abandon(ctx, rest, shutdown);
     }
     true
+}
+
+/// Waits until every record `producer` has in flight is settled, so that
+/// the next record sent travels alone. Returns false once the drain
+/// deadline passed.
+fn settle_all(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shutdown) -> bool {
+    while producer.in_flight_count() > 0 {
+        if shutdown.deadline_passed() {
+            return false;
+        }
+        send_lingering(producer.client());
+        reports.serve();
+        thread::sleep(IDLE_WAIT_IN_FLIGHT);
+    }
+    true
+}
+
+/// Past the drain deadline: the records `left` to send again are settled
+/// unacknowledged, so their offsets are never committed. Returns false, as
+/// [`resend_alone`] then does.
+fn abandon(ctx: &DeliveryContext, left: Vec<Resend>, shutdown: &Shutdown) -> bool {
+    for r in left {
+        ctx.deliveries.settle(r.opaque, |_, _, _| ());
+    }
+    shutdown.drain_timed_out();
+    false
+}
+
+/// One step of [`resend_alone`]: sends `r` alone and waits for its report,
+/// or settles it without sending (the producer broken, its topic in `gone`
+/// or found gone now, librdkafka refusing it at once). Returns false once
+/// the drain deadline passed; `r` is then settled unacknowledged only if it
+/// was waiting for its partition.
+fn resend_one(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shutdown, r: &Resend, gone: &mut Vec<String>) -> bool {
+    let ctx = producer.context();
+    if ctx.resends.is_fatal() {
+        // Never sent: the report's path for a fatal error.
+        ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
+        return true;
+    }
+    if matches!(r.err.rdkafka_error_code(), Some(RDKafkaErrorCode::UnknownPartition | RDKafkaErrorCode::BrokerDestroy)) {
+        let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
+        match wait {
+            PartitionWait::Ready => {}
+            PartitionWait::TopicGone => {
+                if !gone.contains(&r.topic) {
+                    gone.push(r.topic.clone());
+                }
+                ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &topic_gone());
+                return true;
+            }
+            PartitionWait::DeadlinePassed => {
+                ctx.deliveries.settle(r.opaque, |_, _, _| ());
+                return false;
+            }
+        }
+    }
+    ctx.resends.tries.store(r.tries + 1, Ordering::SeqCst);
+    if let Err((err, _)) = producer.send(resent_record(r)) {
+        // Nothing else is in flight, so the buffer is not full: what
+        // fails here fails as the record's report would.
+        log::debug!("resend of a record of {} failed at once: {err}", r.topic);
+        ctx.refused_at_send(producer, r.opaque, &r.topic, r.size(), &err);
+        return true;
+    }
+    settle_all(producer, reports, shutdown)
+}
+
+/// `r` as it is sent again: to its partition, with its source timestamp.
+fn resent_record(r: &Resend) -> BaseRecord<'_, [u8], [u8], usize> {
+    let mut record: BaseRecord<'_, [u8], [u8], usize> = BaseRecord::with_opaque_to(&r.topic, r.opaque).partition(r.partition);
+    if let Some(k) = &r.key {
+        record = record.key(k.as_slice());
+    }
+    if let Some(v) = &r.value {
+        record = record.payload(v.as_slice());
+    }
+    if let Some(h) = r.headers.clone() {
+        record = record.headers(h);
+    }
+    if let Some(ts) = r.timestamp {
+        record = record.timestamp(ts);
+    }
+    record
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! 1 otherwise, so scripts can gate a deployment on it.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -97,6 +98,9 @@ pub fn run(options: &Options) -> i32 {
 }
 
 /// The report text and the exit status (for tests: no printing).
+///
+/// The target first: the topic list of each source says where each topic
+/// goes. Each step below writes its own section of the report.
 pub fn report(options: &Options) -> (String, i32) {
     let mut r = Report { out: String::new(), problems: Vec::new(), warnings: Vec::new() };
     r.line("mirror-maker --check-config: nothing is consumed or committed");
@@ -111,8 +115,16 @@ pub fn report(options: &Options) -> (String, i32) {
         }
     };
     let topts = settings::TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
+    let target_cluster = check_target(&mut r, options, topts);
+    for (i, path) in options.consumer_configs.iter().enumerate() {
+        check_source(&mut r, options, topts, i, path, handler.as_ref(), &target_cluster);
+    }
+    verdict(r)
+}
 
-    // The target first: the topic list below says where each topic goes.
+/// The producer's section: its file's settings, then the target cluster as
+/// reached with them (an unknown cluster if either fails).
+fn check_target(r: &mut Report, options: &Options, topts: settings::TranslateOptions) -> Cluster {
     r.line("");
     r.line(format!("== producer (target cluster): {}", options.producer_config.display()));
     let target = match properties::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
@@ -129,78 +141,101 @@ pub fn report(options: &Options) -> (String, i32) {
             Ok(p) => {
                 let md = p.client().fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string());
                 let id = md.as_ref().ok().and_then(|_| p.client().fetch_cluster_id(TIMEOUT));
-                target_cluster = describe_cluster(&mut r, "target cluster", &t.bootstrap, id, md);
+                target_cluster = describe_cluster(r, "target cluster", &t.bootstrap, id, md);
             }
             Err(e) => r.problem(format!("{}: librdkafka refuses the producer settings: {e}", t.path.display())),
         }
     }
+    target_cluster
+}
 
-    for (i, path) in options.consumer_configs.iter().enumerate() {
-        r.line("");
-        r.line(format!("== consumer {} (source cluster): {}", i + 1, path.display()));
-        let settings = properties::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
-            translate::resolve_brokers(&mut s)?;
-            Ok(s)
-        });
-        let s = match settings {
-            Ok(s) => s,
-            Err(e) => {
-                r.problem(e.0);
-                continue;
-            }
-        };
-        r.settings(&s);
-        let mut cfg = s.client_config();
-        // The name the first stream would use; never subscribed, so it joins nothing.
-        cfg.set("client.id", format!("{}-check", s.group_id.as_deref().unwrap_or("mirror-maker")));
-        let consumer: BaseConsumer = match cfg.create() {
-            Ok(c) => c,
-            Err(e) => {
-                r.problem(format!("{}: librdkafka refuses the consumer settings: {e}", path.display()));
-                continue;
-            }
-        };
-        let md = consumer.fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string());
-        let id = md.as_ref().ok().and_then(|_| consumer.client().fetch_cluster_id(TIMEOUT));
-        let source = describe_cluster(&mut r, "source cluster", &s.bootstrap, id, md);
-        if let (Some(sid), Some(tid), Some(h)) = (&source.id, &target_cluster.id, &handler) {
-            if sid == tid && h.keeps_names() {
-                r.problem(format!(
-                    "{} and {} point at the same cluster (cluster id {sid}): with topic names kept, every mirrored record would be mirrored again, forever",
-                    path.display(),
-                    options.producer_config.display()
-                ));
-            }
+/// The section of consumer `i` (file `path`): its settings, the source
+/// cluster as reached with them, a loop back to the target, and the topics
+/// it would mirror. Ends early where a step fails and the next ones need
+/// what it would have given.
+fn check_source(
+    r: &mut Report,
+    options: &Options,
+    topts: settings::TranslateOptions,
+    i: usize,
+    path: &Path,
+    handler: Option<&Handler>,
+    target_cluster: &Cluster,
+) {
+    r.line("");
+    r.line(format!("== consumer {} (source cluster): {}", i + 1, path.display()));
+    let settings = properties::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
+        translate::resolve_brokers(&mut s)?;
+        Ok(s)
+    });
+    let s = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            r.problem(e.0);
+            return;
         }
-        let filter = match TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), s.exclude_internal_topics) {
-            Ok(f) => f,
-            Err(e) => {
-                r.problem(e.to_string());
-                continue;
-            }
-        };
-        let (Some(md), Some(h)) = (&source.metadata, &handler) else { continue };
-        let mut topics: Vec<(&str, usize)> =
-            md.topics().iter().filter(|t| t.error().is_none() && filter.matches(t.name())).map(|t| (t.name(), t.partitions().len())).collect();
-        topics.sort();
-        r.line(format!("  topics to mirror ({}, handler {}): {}", filter.description(), h.name(), topics.len()));
-        if topics.is_empty() {
-            r.line("    none yet; new matching topics are picked up while running");
+    };
+    r.settings(&s);
+    let mut cfg = s.client_config();
+    // The name the first stream would use; never subscribed, so it joins nothing.
+    cfg.set("client.id", format!("{}-check", s.group_id.as_deref().unwrap_or("mirror-maker")));
+    let consumer: BaseConsumer = match cfg.create() {
+        Ok(c) => c,
+        Err(e) => {
+            r.problem(format!("{}: librdkafka refuses the consumer settings: {e}", path.display()));
+            return;
         }
-        for (name, parts) in topics {
-            let dest = h.target_topic(name);
-            let there = target_cluster.metadata.as_ref().map(|tm| match tm.topics().iter().find(|t| t.name() == dest && t.error().is_none()) {
-                Some(t) => format!("exists with {} partition(s)", t.partitions().len()),
-                None => "does not exist yet (created on the first record if the target allows auto.create.topics.enable)".to_string(),
-            });
-            let mut line = format!("    {name} ({parts} partition(s)) -> {dest} on the target");
-            if let Some(t) = there {
-                let _ = write!(line, ": {t}");
-            }
-            r.line(line);
+    };
+    let md = consumer.fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string());
+    let id = md.as_ref().ok().and_then(|_| consumer.client().fetch_cluster_id(TIMEOUT));
+    let source = describe_cluster(r, "source cluster", &s.bootstrap, id, md);
+    if let (Some(sid), Some(tid), Some(h)) = (&source.id, &target_cluster.id, handler) {
+        if sid == tid && h.keeps_names() {
+            r.problem(format!(
+                "{} and {} point at the same cluster (cluster id {sid}): with topic names kept, every mirrored record would be mirrored again, forever",
+                path.display(),
+                options.producer_config.display()
+            ));
         }
     }
+    let filter = match TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), s.exclude_internal_topics) {
+        Ok(f) => f,
+        Err(e) => {
+            r.problem(e.to_string());
+            return;
+        }
+    };
+    let (Some(md), Some(h)) = (&source.metadata, handler) else { return };
+    list_topics(r, md, &filter, h, target_cluster);
+}
 
+/// The source topics `filter` takes, by name, each with where `h` sends it
+/// and whether that topic exists on the target (when the target was reached).
+fn list_topics(r: &mut Report, md: &Metadata, filter: &TopicFilter, h: &Handler, target_cluster: &Cluster) {
+    let mut topics: Vec<(&str, usize)> =
+        md.topics().iter().filter(|t| t.error().is_none() && filter.matches(t.name())).map(|t| (t.name(), t.partitions().len())).collect();
+    topics.sort();
+    r.line(format!("  topics to mirror ({}, handler {}): {}", filter.description(), h.name(), topics.len()));
+    if topics.is_empty() {
+        r.line("    none yet; new matching topics are picked up while running");
+    }
+    for (name, parts) in topics {
+        let dest = h.target_topic(name);
+        let there = target_cluster.metadata.as_ref().map(|tm| match tm.topics().iter().find(|t| t.name() == dest && t.error().is_none()) {
+            Some(t) => format!("exists with {} partition(s)", t.partitions().len()),
+            None => "does not exist yet (created on the first record if the target allows auto.create.topics.enable)".to_string(),
+        });
+        let mut line = format!("    {name} ({parts} partition(s)) -> {dest} on the target");
+        if let Some(t) = there {
+            let _ = write!(line, ": {t}");
+        }
+        r.line(line);
+    }
+}
+
+/// The last line, and the exit status: OK, or every problem found again in
+/// one list.
+fn verdict(mut r: Report) -> (String, i32) {
     r.line("");
     let (n_problems, n_warnings) = (r.problems.len(), r.warnings.len());
     if n_problems == 0 {

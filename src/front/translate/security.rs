@@ -156,10 +156,31 @@ fn pkcs12_certificates(bytes: &[u8], password: &str) -> Result<String, String> {
 
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.
+///
+/// In steps: the protocol, the keys it uses (the others warned about),
+/// the stores and SASL (each from several keys), then each key alone.
 pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), ConfigError> {
     let given: Vec<&Property> =
         file.props.iter().filter(|p| owns(&p.key) && (!p.value.is_empty() || p.key == "ssl.endpoint.identification.algorithm")).collect();
 
+    let (protocol, protocol_p) = security_protocol(file, s, &given)?;
+    let props = used_keys(file, s, given, &protocol, protocol_p);
+    let get = |k: &str| props.iter().copied().find(|p| p.key == k);
+
+    truststore(file, s, &get)?;
+    keystore(file, s, &get)?;
+    sasl(file, s, &get, protocol.starts_with("SASL_"))?;
+
+    for p in &props {
+        one_key(file, s, p)?;
+    }
+    Ok(())
+}
+
+/// `security.protocol` in upper case (PLAINTEXT, Java's default, when the
+/// file has none) and its line, set for librdkafka in lower case; any other
+/// value is refused.
+fn security_protocol<'a>(file: &PropertiesFile, s: &mut ClientSettings, given: &[&'a Property]) -> Result<(String, Option<&'a Property>), ConfigError> {
     let mut protocol = "PLAINTEXT".to_string();
     let protocol_p = given.iter().copied().find(|p| p.key == "security.protocol");
     if let Some(p) = protocol_p {
@@ -169,12 +190,18 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
         }
         set(s, file, p, "security.protocol", protocol.to_ascii_lowercase());
     }
+    Ok((protocol, protocol_p))
+}
 
-    // Java builds the channel for the protocol and reads only its keys: SSL
-    // keys on PLAINTEXT or SASL_PLAINTEXT, SASL keys (a JAAS line among them)
-    // on PLAINTEXT or SSL are never looked at, so a file carrying them ran.
-    // They are left out here too (librdkafka would refuse some, e.g. a JKS
-    // store or a JAAS line for another mechanism), with one warning.
+/// The keys of `given` that `protocol` uses, with one warning naming the
+/// others and the protocol that would use them.
+///
+/// Java builds the channel for the protocol and reads only its keys: SSL
+/// keys on PLAINTEXT or SASL_PLAINTEXT, SASL keys (a JAAS line among them)
+/// on PLAINTEXT or SSL are never looked at, so a file carrying them ran.
+/// They are left out here too (librdkafka would refuse some, e.g. a JKS
+/// store or a JAAS line for another mechanism), with one warning.
+fn used_keys<'a>(file: &PropertiesFile, s: &mut ClientSettings, given: Vec<&'a Property>, protocol: &str, protocol_p: Option<&Property>) -> Vec<&'a Property> {
     let uses_ssl = protocol.ends_with("SSL");
     let uses_sasl = protocol.starts_with("SASL_");
     let (props, unused): (Vec<&Property>, Vec<&Property>) =
@@ -199,62 +226,60 @@ pub fn translate(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), Co
             keys.join(", ")
         ));
     }
-    let get = |k: &str| props.iter().copied().find(|p| p.key == k);
+    props
+}
 
-    truststore(file, s, &get)?;
-    keystore(file, s, &get)?;
-    sasl(file, s, &get, protocol.starts_with("SASL_"))?;
-
-    for p in &props {
-        let key = p.key.as_str();
-        match key {
-            "security.protocol" | "sasl.mechanism" | "sasl.mechanisms" | "sasl.jaas.config" | "sasl.login.callback.handler.class" => {}
-            k if k.starts_with("ssl.truststore.") || k.starts_with("ssl.keystore.") || k == "ssl.key.password" => {}
-            "ssl.endpoint.identification.algorithm" => match p.value.trim().to_ascii_lowercase().as_str() {
-                "" => {
-                    s.warnings.push(format!(
-                        "{}: ssl.endpoint.identification.algorithm is empty: the broker certificate's host name is NOT checked \
-                         (as in Java; a man-in-the-middle with any certificate from your CA is accepted). Remove the line to check it",
-                        at(file, p)
-                    ));
-                    set(s, file, p, key, "none");
-                }
-                v @ ("https" | "none") => set(s, file, p, key, v),
-                _ => return Err(err(file, p, format!("'{}' is not supported; use https (check the host name) or an empty value (don't)", p.value))),
-            },
-            "ssl.cipher.suites" => cipher_suites(file, s, p)?,
-            "ssl.protocol" | "ssl.enabled.protocols" => s.warnings.push(format!(
-                "{}: {key} is ignored: TLS versions follow OpenSSL's defaults (TLS 1.2 and 1.3); restrict them with OPENSSL_CONF (MinProtocol) if needed",
-                at(file, p)
-            )),
-            "ssl.provider" | "ssl.keymanager.algorithm" | "ssl.trustmanager.algorithm" | "ssl.secure.random.implementation" => {
-                s.warnings.push(format!("{}: {key} is ignored: Java security provider settings have no OpenSSL equivalent", at(file, p)))
+/// One used key, after the stores and SASL took theirs: translated,
+/// passed on, ignored with a warning, or refused.
+fn one_key(file: &PropertiesFile, s: &mut ClientSettings, p: &Property) -> Result<(), ConfigError> {
+    let key = p.key.as_str();
+    match key {
+        "security.protocol" | "sasl.mechanism" | "sasl.mechanisms" | "sasl.jaas.config" | "sasl.login.callback.handler.class" => {}
+        k if k.starts_with("ssl.truststore.") || k.starts_with("ssl.keystore.") || k == "ssl.key.password" => {}
+        "ssl.endpoint.identification.algorithm" => match p.value.trim().to_ascii_lowercase().as_str() {
+            "" => {
+                s.warnings.push(format!(
+                    "{}: ssl.endpoint.identification.algorithm is empty: the broker certificate's host name is NOT checked \
+                     (as in Java; a man-in-the-middle with any certificate from your CA is accepted). Remove the line to check it",
+                    at(file, p)
+                ));
+                set(s, file, p, key, "none");
             }
-            "ssl.client.auth" | "ssl.principal.mapping.rules" => s.warnings.push(format!("{}: {key} is ignored: it is a broker setting", at(file, p))),
-            "ssl.engine.factory.class" => {
-                return Err(err(
-                    file,
-                    p,
-                    "a Java SSL engine factory cannot be loaded; remove it and configure the stores with ssl.truststore.*/ssl.keystore.* (PEM or PKCS12)",
-                ))
-            }
-            "sasl.login.class" | "sasl.client.callback.handler.class" => {
-                return Err(err(file, p, "custom Java login classes cannot be loaded; use a standard sasl.jaas.config (PLAIN, SCRAM or OAUTHBEARER) instead"))
-            }
-            "sasl.kerberos.kinit.cmd" => {
-                let cmd = KINIT_TEMPLATE.replace("%{kinit}", p.value.trim());
-                pass(file, s, p, "sasl.kerberos.kinit.cmd", &cmd)?;
-            }
-            k if k.starts_with("sasl.kerberos.ticket.renew.")
-                || k.starts_with("sasl.login.")
-                || k.starts_with("sasl.oauthbearer.jwks.endpoint.")
-                || k.starts_with("sasl.oauthbearer.expected.")
-                || k == "sasl.oauthbearer.clock.skew.seconds" =>
-            {
-                s.warnings.push(format!("{}: {key} is ignored: librdkafka has no equivalent (its own refresh logic applies)", at(file, p)))
-            }
-            _ => pass(file, s, p, key, &p.value)?,
+            v @ ("https" | "none") => set(s, file, p, key, v),
+            _ => return Err(err(file, p, format!("'{}' is not supported; use https (check the host name) or an empty value (don't)", p.value))),
+        },
+        "ssl.cipher.suites" => cipher_suites(file, s, p)?,
+        "ssl.protocol" | "ssl.enabled.protocols" => s.warnings.push(format!(
+            "{}: {key} is ignored: TLS versions follow OpenSSL's defaults (TLS 1.2 and 1.3); restrict them with OPENSSL_CONF (MinProtocol) if needed",
+            at(file, p)
+        )),
+        "ssl.provider" | "ssl.keymanager.algorithm" | "ssl.trustmanager.algorithm" | "ssl.secure.random.implementation" => {
+            s.warnings.push(format!("{}: {key} is ignored: Java security provider settings have no OpenSSL equivalent", at(file, p)))
         }
+        "ssl.client.auth" | "ssl.principal.mapping.rules" => s.warnings.push(format!("{}: {key} is ignored: it is a broker setting", at(file, p))),
+        "ssl.engine.factory.class" => {
+            return Err(err(
+                file,
+                p,
+                "a Java SSL engine factory cannot be loaded; remove it and configure the stores with ssl.truststore.*/ssl.keystore.* (PEM or PKCS12)",
+            ))
+        }
+        "sasl.login.class" | "sasl.client.callback.handler.class" => {
+            return Err(err(file, p, "custom Java login classes cannot be loaded; use a standard sasl.jaas.config (PLAIN, SCRAM or OAUTHBEARER) instead"))
+        }
+        "sasl.kerberos.kinit.cmd" => {
+            let cmd = KINIT_TEMPLATE.replace("%{kinit}", p.value.trim());
+            pass(file, s, p, "sasl.kerberos.kinit.cmd", &cmd)?;
+        }
+        k if k.starts_with("sasl.kerberos.ticket.renew.")
+            || k.starts_with("sasl.login.")
+            || k.starts_with("sasl.oauthbearer.jwks.endpoint.")
+            || k.starts_with("sasl.oauthbearer.expected.")
+            || k == "sasl.oauthbearer.clock.skew.seconds" =>
+        {
+            s.warnings.push(format!("{}: {key} is ignored: librdkafka has no equivalent (its own refresh logic applies)", at(file, p)))
+        }
+        _ => pass(file, s, p, key, &p.value)?,
     }
     Ok(())
 }
