@@ -114,6 +114,46 @@ struct TopicShape {
     replication: usize,
 }
 
+/// Every topic of a cluster, as one metadata request lists them.
+struct View {
+    shapes: HashMap<String, TopicShape>,
+    brokers: usize,
+}
+
+impl View {
+    /// All topics: naming one in a metadata request can auto-create it on
+    /// brokers that allow it, with the very defaults we want to avoid.
+    fn fetch(admin: &Admin, what: &str) -> Result<View, String> {
+        let md = admin.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot list the {what}'s topics: {e}"))?;
+        let shapes = md
+            .topics()
+            .iter()
+            .filter(|t| t.error().is_none() && !t.partitions().is_empty())
+            .map(|t| (t.name().to_string(), TopicShape { partitions: t.partitions().len(), replication: t.partitions()[0].replicas().len() }))
+            .collect();
+        Ok(View { shapes, brokers: md.brokers().len() })
+    }
+}
+
+/// One reconciliation pass: each cluster is listed once, when first
+/// needed, not once per topic (which made a start over thousands of new
+/// topics quadratic); a cluster that does not answer is asked once per pass.
+#[derive(Default)]
+struct Pass {
+    target: std::cell::OnceCell<Result<View, String>>,
+    source: std::cell::OnceCell<Result<View, String>>,
+}
+
+impl Pass {
+    fn target(&self, admin: &Admin) -> Result<&View, String> {
+        self.target.get_or_init(|| View::fetch(admin, "target")).as_ref().map_err(|e| e.clone())
+    }
+
+    fn source(&self, admin: &Admin) -> Result<&View, String> {
+        self.source.get_or_init(|| View::fetch(admin, "source")).as_ref().map_err(|e| e.clone())
+    }
+}
+
 /// What a missing target topic is created with.
 struct Creation {
     /// The source topic's partitions and replication factor.
@@ -153,17 +193,18 @@ impl TopicSync {
         // One stream at a time: the others find the work done.
         let mut seen = self.seen.lock().unwrap();
         let mut deferred = Vec::new();
+        let pass = Pass::default();
         for (topic, partitions) in topics {
             match seen.get(topic).copied() {
                 None => {
-                    if self.first_look(topic, *partitions) {
+                    if self.first_look(&pass, topic, *partitions) {
                         seen.insert(topic.clone(), *partitions);
                     } else {
                         deferred.push(topic.clone());
                     }
                 }
                 Some(before) if *partitions > before => {
-                    if !self.sync_partitions || self.grow(topic, *partitions) {
+                    if !self.sync_partitions || self.grow(&pass, topic, *partitions) {
                         seen.insert(topic.clone(), *partitions);
                     }
                 }
@@ -174,30 +215,18 @@ impl TopicSync {
     }
 
     /// The target topic's shape, `None` when it does not exist; `Err` when
-    /// the target cannot be asked.
-    fn target_shape(&self, topic: &str) -> Result<Option<TopicShape>, String> {
-        // All topics: naming one in a metadata request can auto-create it on
-        // brokers that allow it, with the very defaults we want to avoid.
-        let md = self.target.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot list the target's topics: {e}"))?;
-        Ok(md
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
-            .map(|t| TopicShape { partitions: t.partitions().len(), replication: t.partitions()[0].replicas().len() }))
+    /// the target cannot be asked. From the pass's one listing of the target.
+    fn target_shape(&self, pass: &Pass, topic: &str) -> Result<Option<TopicShape>, String> {
+        pass.target(&self.target).map(|v| v.shapes.get(topic).cloned())
     }
 
-    fn target_brokers(&self) -> Result<usize, String> {
-        let md = self.target.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot read the target's brokers: {e}"))?;
-        Ok(md.brokers().len())
+    fn target_brokers(&self, pass: &Pass) -> Result<usize, String> {
+        pass.target(&self.target).map(|v| v.brokers)
     }
 
-    fn source_shape(&self, topic: &str) -> Result<TopicShape, String> {
-        let md = self.source.inner().fetch_metadata(Some(topic), TIMEOUT).map_err(|e| format!("cannot read source topic {topic}: {e}"))?;
-        md.topics()
-            .iter()
-            .find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
-            .map(|t| TopicShape { partitions: t.partitions().len(), replication: t.partitions()[0].replicas().len() })
-            .ok_or_else(|| format!("source topic {topic} has no metadata"))
+    fn source_shape(&self, pass: &Pass, topic: &str) -> Result<TopicShape, String> {
+        let view = pass.source(&self.source)?;
+        view.shapes.get(topic).cloned().ok_or_else(|| format!("source topic {topic} has no metadata"))
     }
 
     /// Every config entry of `topic` on `admin`: name -> (value, set on the topic itself).
@@ -217,9 +246,9 @@ impl TopicSync {
     /// Returns whether the topic is settled (also when it was only warned
     /// about and left to the broker); false: the target could not be asked,
     /// look again at the next refresh.
-    fn first_look(&self, topic: &str, source_partitions: usize) -> bool {
+    fn first_look(&self, pass: &Pass, topic: &str, source_partitions: usize) -> bool {
         let target_topic = self.handler.target_topic(topic).into_owned();
-        let existing = match self.target_shape(&target_topic) {
+        let existing = match self.target_shape(pass, &target_topic) {
             Ok(s) => s,
             Err(e) => {
                 warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
@@ -232,7 +261,7 @@ impl TopicSync {
                 true
             }
             None if !self.create => true,
-            None => self.create_like_source(topic, &target_topic),
+            None => self.create_like_source(pass, topic, &target_topic),
         }
     }
 
@@ -299,8 +328,8 @@ impl TopicSync {
     /// Creates the missing target topic like the source: first what it
     /// should be, then the request, then what its answer means for the
     /// topic. Returns whether the topic is settled, as [`Self::first_look`].
-    fn create_like_source(&self, topic: &str, target_topic: &str) -> bool {
-        let creation = match self.creation(topic, target_topic) {
+    fn create_like_source(&self, pass: &Pass, topic: &str, target_topic: &str) -> bool {
+        let creation = match self.creation(pass, topic, target_topic) {
             Ok(c) => c,
             Err(settled) => return settled,
         };
@@ -314,15 +343,15 @@ impl TopicSync {
     /// there is nothing to create from: the target's brokers unknown (not
     /// settled: asked again at the next refresh), or the source topic's
     /// metadata missing (settled: left to the broker, as MM1 did).
-    fn creation(&self, topic: &str, target_topic: &str) -> Result<Creation, bool> {
-        let brokers = match self.target_brokers() {
+    fn creation(&self, pass: &Pass, topic: &str, target_topic: &str) -> Result<Creation, bool> {
+        let brokers = match self.target_brokers(pass) {
             Ok(b) => b,
             Err(e) => {
                 warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
                 return Err(false);
             }
         };
-        let shape = match self.source_shape(topic) {
+        let shape = match self.source_shape(pass, topic) {
             Ok(s) => s,
             Err(e) => {
                 warn!("target topic {target_topic} not created like the source: {e}; the target broker decides, as with MM1");
@@ -386,7 +415,7 @@ impl TopicSync {
             Ok(false) => {
                 // Another mirror instance (or the broker) was first: check what it made.
                 info!("target topic {target_topic} was created meanwhile by someone else");
-                match self.target_shape(target_topic) {
+                match self.target_shape(&Pass::default(), target_topic) {
                     Ok(Some(t)) => self.report_mismatch(topic, target_topic, shape.partitions, &t),
                     _ => return false,
                 }
@@ -429,9 +458,9 @@ impl TopicSync {
     }
 
     /// The source topic now has `partitions`: add the missing ones on the target.
-    fn grow(&self, topic: &str, partitions: usize) -> bool {
+    fn grow(&self, pass: &Pass, topic: &str, partitions: usize) -> bool {
         let target_topic = self.handler.target_topic(topic).into_owned();
-        let have = match self.target_shape(&target_topic) {
+        let have = match self.target_shape(pass, &target_topic) {
             Ok(Some(s)) => s.partitions,
             Ok(None) => return true,
             Err(e) => {
