@@ -23,6 +23,17 @@ struct Flow {
     group: String,
 }
 
+/// The remote topics (this test's and the heartbeats copies MM2 makes of
+/// every heartbeats topic on the source) go with the test: left behind,
+/// each later MM2 run would copy them again under its own prefix.
+impl Drop for Flow {
+    fn drop(&mut self) {
+        if clusters_given() {
+            delete_topics_containing(&target(), &self.source_alias);
+        }
+    }
+}
+
 fn flow(topic: &str) -> Flow {
     let id = short_id();
     let (s, t) = (format!("S{id}"), format!("T{id}"));
