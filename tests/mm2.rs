@@ -148,6 +148,30 @@ fn first_difference(a: &[Rec], b: &[Rec]) -> Option<String> {
     (a.len() != b.len()).then(|| format!("{} records vs {}", a.len(), b.len()))
 }
 
+/// How the heartbeats of flow a->b look in a cluster's `heartbeats` topic,
+/// as far as it should not depend on who wrote them (reference §3.2):
+/// partitions, headers, value size, the record timestamp against the
+/// encoded one, and the spacing rounded to 100 ms.
+fn heartbeat_shape(bootstrap: &str, a: &str, b: &str) -> String {
+    let mut key = Vec::new();
+    for alias in [a, b] {
+        key.extend((alias.len() as i16).to_be_bytes());
+        key.extend(alias.as_bytes());
+    }
+    let landed: Vec<Landed> = read_topic(bootstrap, "heartbeats").into_iter().filter(|l| l.rec.key.as_deref() == Some(&key[..])).collect();
+    let partitions: BTreeSet<i32> = landed.iter().map(|l| l.partition).collect();
+    let mut recs: Vec<Rec> = landed.into_iter().map(|l| l.rec).collect();
+    let encoded = |r: &Rec| r.value.as_deref().filter(|v| v.len() >= 10).map(|v| i64::from_be_bytes(v[2..10].try_into().unwrap()));
+    recs.sort_by_key(encoded);
+    let sizes: BTreeSet<Option<usize>> = recs.iter().map(|r| r.value.as_ref().map(Vec::len)).collect();
+    let headers = recs.iter().any(|r| !r.headers.is_empty());
+    let same_ts = recs.iter().all(|r| encoded(r).is_some() && encoded(r) == r.timestamp);
+    let mut gaps: Vec<i64> = recs.windows(2).filter_map(|w| Some(encoded(&w[1])? - encoded(&w[0])?)).collect();
+    gaps.sort();
+    let spacing = gaps.get(gaps.len() / 2).map(|g| (g + 50) / 100 * 100);
+    format!("partitions {partitions:?}, headers {headers}, value bytes {sizes:?}, record timestamp = heartbeat timestamp {same_ts}, spacing {spacing:?} ms")
+}
+
 /// What MirrorClient says about this test's names on a cluster: the calls'
 /// results with other tests' aliases and topics filtered out.
 fn topology_of_test(bootstrap: &str, a: &str, b: &str, id: &str) -> BTreeMap<String, String> {
@@ -265,6 +289,8 @@ fn same_file_same_result_as_java_mm2() {
         }
         Err(e) => diffs.push(format!("heartbeats on the target do not decode with Java's Heartbeat: {e}")),
     }
+    let heartbeats_ours = heartbeat_shape(&target(), &a, &b);
+    differ(&mut diffs, format!("{a}->{b} heartbeats"), heartbeat_shape(&extra(), &a, &b), heartbeats_ours.clone());
     if let Err(e) = java_heartbeats(&target(), &heartbeats_copy, 1_000_000) {
         diffs.push(format!("{heartbeats_copy} on the target does not decode with Java's Heartbeat: {e}"));
     }
@@ -283,7 +309,7 @@ fn same_file_same_result_as_java_mm2() {
     let secs = |d: Option<Duration>| d.map_or("never".into(), |d| format!("{:.1} s", d.as_secs_f64()));
     println!(
         "mm2 vs java: {compared} records compared in {} remote topics ({produced} produced), {} topics compared, first record: java {}, ours {}; \
-         configs {remote_configs:?}; {ours_heartbeats} of our {a}->{b} heartbeats decoded by Java; \
+         configs {remote_configs:?}; {ours_heartbeats} of our {a}->{b} heartbeats decoded by Java ({heartbeats_ours}); \
          java exit {java_exit}, ours exit {ours_exit}; ours wrote Connect topics {ours_connect:?}; {} differences; logs: java {}, ours {}",
         remote.len(),
         java_topics.len().max(ours_topics.len()),
