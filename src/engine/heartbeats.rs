@@ -9,16 +9,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use log::{info, warn};
-use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use rdkafka::types::RDKafkaErrorCode;
 
 use crate::engine::formats::Heartbeat;
-use crate::engine::topics::{admin_client, block_on};
+use crate::engine::topics::create_compacted;
 use crate::ops::shutdown::Shutdown;
 use crate::plan::Heartbeats;
-
-const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Starts the emitter of one herder's heartbeats; it ends at the stop.
 pub fn spawn(task: &Heartbeats, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
@@ -27,7 +23,7 @@ pub fn spawn(task: &Heartbeats, shutdown: Arc<Shutdown>) -> std::io::Result<Join
         (task.source_alias.clone(), task.target_alias.clone(), task.topic.clone(), task.interval, task.replication_factor);
     let config = task.target.settings.client_config();
     std::thread::Builder::new().name(format!("mirrormaker-heartbeats-{name}")).spawn(move || {
-        create_topic(&config, &topic, rf);
+        create_compacted(&config, &topic, rf);
         let producer: BaseProducer = match config.create() {
             Ok(p) => p,
             Err(e) => {
@@ -54,20 +50,4 @@ pub fn spawn(task: &Heartbeats, shutdown: Arc<Shutdown>) -> std::io::Result<Join
         // Heartbeats are a signal, not data: what is not out in a second is let go.
         let _ = producer.flush(Duration::from_secs(1));
     })
-}
-
-/// Creates the heartbeats topic as Java does; one that exists, or that
-/// the target refuses, is left as it is (Java tolerates the same errors).
-fn create_topic(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
-    let Ok(admin) = admin_client(config) else { return };
-    let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
-    let rf = (rf.max(1) as usize).min(brokers) as i32;
-    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
-    let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-    match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
-        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {rf})"),
-        Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
-        Ok(Some(Err((_, code)))) => warn!("cannot create {topic}: {code}; heartbeats go to it as the target broker allows"),
-        Err(e) => warn!("cannot create {topic}: {e}; heartbeats go to it as the target broker allows"),
-    }
 }

@@ -494,6 +494,24 @@ impl TopicSync {
     }
 }
 
+/// Creates one of MirrorMaker 2's internal topics as Java does
+/// (`MirrorUtils.createCompactedTopic`): compacted, one partition. One that
+/// exists, or that the cluster refuses, is left as it is (Java tolerates
+/// the same errors).
+pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
+    let Ok(admin) = admin_client(config) else { return };
+    let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
+    let rf = (rf.max(1) as usize).min(brokers) as i32;
+    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
+    let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
+    match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
+        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {rf})"),
+        Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
+        Ok(Some(Err((_, code)))) => warn!("cannot create {topic}: {code}; records go to it as the broker allows"),
+        Err(e) => warn!("cannot create {topic}: {e}; records go to it as the broker allows"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,8 @@ pub struct Plan {
     pub flows: Vec<Flow>,
     /// MirrorMaker 2's heartbeat emitters, one per herder that has them.
     pub heartbeats: Vec<Heartbeats>,
+    /// Topics MirrorMaker 2 creates at start for its own records.
+    pub internal_topics: Vec<InternalTopic>,
     pub shape: Shape,
     pub ops: Ops,
 }
@@ -60,6 +62,17 @@ pub struct Flow {
     pub side_effects: SideEffects,
     /// How MirrorMaker 2 creates target topics; None: like the source (MM1 mode).
     pub remote_topics: Option<Arc<RemoteTopics>>,
+}
+
+/// A compacted, one-partition topic MirrorMaker 2 creates at start
+/// (offset-syncs, checkpoints), so that tools listing them (Java's
+/// `MirrorClient.checkpointTopics`) find what they find beside Java.
+#[derive(Debug)]
+pub struct InternalTopic {
+    /// Connection settings of the cluster that holds it.
+    pub cluster: ClientSettings,
+    pub topic: String,
+    pub replication_factor: i16,
 }
 
 /// Target topics created as MirrorMaker 2 creates them.
@@ -185,7 +198,7 @@ mod tests {
             throttle_bytes_per_sec: None,
         };
         let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: false };
-        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], shape, ops };
+        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], internal_topics: vec![], shape, ops };
         let groups: Vec<(String, Vec<&str>)> =
             plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();
         assert_eq!(groups, vec![("t1".to_string(), vec!["a", "c"]), ("t2".to_string(), vec!["b"])]);

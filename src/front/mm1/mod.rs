@@ -55,7 +55,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             remote_topics: None,
         })
         .collect();
-    Ok(Plan { flows, heartbeats: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
+    Ok(Plan { flows, heartbeats: Vec::new(), internal_topics: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
 }
 
 /// `--offset.commit.interval.ms`, else the consumer file's auto-commit

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use log::{info, warn};
 
-use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
+use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Location, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::settings::{ClientSettings, Role, TranslateOptions};
 use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};
-use crate::plan::{Flow, Heartbeats, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+use crate::plan::{Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
 
 /// A refresh turned off still needs one look at the topics, at the start.
 const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -30,13 +30,16 @@ pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
     }
     let mut flows = Vec::new();
     let mut heartbeats = Vec::new();
+    let mut internal_topics = Vec::new();
     for f in &cfg.flows {
         let target = Arc::new(Target {
             settings: translate::translate(&without_connect_base(&f.producer), Role::Producer)?,
             origin: format!("cluster {} of {}", f.target, cfg.path.display()),
         });
         if f.enabled {
-            flows.push(record_flow(cfg, f, target.clone())?);
+            let flow = record_flow(cfg, f, target.clone())?;
+            internal_topics.extend(internal_topics_of(f, &flow));
+            flows.push(flow);
         }
         if let (true, Some(interval)) = (f.heartbeats_enabled, f.settings.emit_heartbeats.interval()) {
             heartbeats.push(Heartbeats {
@@ -67,7 +70,31 @@ pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
         throttle_records_per_sec: None,
         throttle_bytes_per_sec: None,
     };
-    Ok(Plan { flows, heartbeats, shape, ops })
+    Ok(Plan { flows, heartbeats, internal_topics, shape, ops })
+}
+
+/// The topics Java's source and checkpoint connectors create at start: the
+/// offset-syncs topic (on the source, or the target with
+/// `offset-syncs.topic.location=target`) and the checkpoints topic on the
+/// target. Their records (offset translation for consumer failover) are
+/// not written yet; the topics are there for the tools that look for them.
+fn internal_topics_of(f: &Mm2Flow, flow: &Flow) -> Vec<InternalTopic> {
+    let mut topics = Vec::new();
+    if f.settings.emit_offset_syncs_enabled {
+        let cluster = match f.settings.offset_syncs_topic_location {
+            Location::Source => flow.source.clone(),
+            Location::Target => flow.target.settings.clone(),
+        };
+        topics.push(InternalTopic { cluster, topic: f.offset_syncs_topic(), replication_factor: f.settings.offset_syncs_topic_replication_factor });
+    }
+    if f.checkpoints_run() {
+        topics.push(InternalTopic {
+            cluster: flow.target.settings.clone(),
+            topic: f.policy.checkpoints_topic(&f.source),
+            replication_factor: f.settings.checkpoints_topic_replication_factor,
+        });
+    }
+    topics
 }
 
 /// The group this mirror commits a flow's progress under on the source.
@@ -168,6 +195,8 @@ mod tests {
         let beats: Vec<(&str, &str)> = p.heartbeats.iter().map(|h| (h.source_alias.as_str(), h.target_alias.as_str())).collect();
         assert_eq!(beats, [("A", "B"), ("B", "A")]);
         assert_eq!(p.heartbeats[0].interval, Duration::from_secs(1));
+        let internal: Vec<(&str, &str)> = p.internal_topics.iter().map(|t| (t.topic.as_str(), t.cluster.bootstrap.as_str())).collect();
+        assert_eq!(internal, [("mm2-offset-syncs.B.internal", "a:9092"), ("A.checkpoints.internal", "b:9092")]);
     }
 
     #[test]
