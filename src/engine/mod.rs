@@ -200,6 +200,9 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_configs)) {
             workers.side.push(spawn_config_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
         }
+        if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_acls)) {
+            workers.side.push(spawn_acl_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
+        }
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);
@@ -258,20 +261,29 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
 /// MirrorMaker 2's config sync of a flow's topics: at the start, once the
 /// streams found them, then every `interval`, until the stop.
 fn spawn_config_sync(flow: &str, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>) -> JoinHandle<()> {
+    spawn_topic_job(format!("mirrormaker-config-sync-{flow}"), sync, interval, shutdown, TopicSync::sync_configs)
+}
+
+/// MirrorMaker 2's topic ACL sync of a flow's topics, timed as the config sync.
+fn spawn_acl_sync(flow: &str, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>) -> JoinHandle<()> {
+    spawn_topic_job(format!("mirrormaker-acl-sync-{flow}"), sync, interval, shutdown, TopicSync::sync_acls)
+}
+
+fn spawn_topic_job(name: String, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>, job: fn(&TopicSync)) -> JoinHandle<()> {
     std::thread::Builder::new()
-        .name(format!("mirrormaker-config-sync-{flow}"))
+        .name(name.clone())
         .spawn(move || {
             // The first run waits for the streams' first look at the topics.
             let mut next = std::time::Instant::now() + Duration::from_secs(5).min(interval);
             while !shutdown.stopping() {
                 std::thread::sleep(Duration::from_millis(200));
                 if std::time::Instant::now() >= next {
-                    sync.sync_configs();
+                    job(&sync);
                     next = std::time::Instant::now() + interval;
                 }
             }
         })
-        .expect("spawn config sync thread")
+        .unwrap_or_else(|e| panic!("spawn thread {name}: {e}"))
 }
 
 /// Stream `j` of flow `si`: its thread name and its consumer's settings.

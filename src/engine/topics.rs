@@ -19,6 +19,7 @@
 //! MM1 did (the broker decides), so this never stops the mirror.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,6 +29,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 
+use crate::kafka::acls::{self, AclBinding, AclError, Operation, Pattern, Permission};
 use crate::plan::handler::Handler;
 use crate::plan::RemoteTopics;
 
@@ -177,11 +179,13 @@ pub struct TopicSync {
     remote: Option<Arc<RemoteTopics>>,
     /// Source partition count last seen, per source topic.
     seen: Mutex<HashMap<String, usize>>,
+    /// The source has no authorizer: said once, then ACL sync is quiet.
+    source_has_no_acls: AtomicBool,
 }
 
 impl TopicSync {
     pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
-        TopicSync { source, target, handler, create, sync_partitions, remote, seen: Mutex::new(HashMap::new()) }
+        TopicSync { source, target, handler, create, sync_partitions, remote, seen: Mutex::new(HashMap::new()), source_has_no_acls: AtomicBool::new(false) }
     }
 
     /// Called with the matching source topics and their partition counts on
@@ -322,6 +326,56 @@ impl TopicSync {
                 Ok(None) => warn!("topic {target_topic}: cannot sync configs ({shown}): empty answer"),
                 Err(e) => warn!("topic {target_topic}: cannot sync configs ({shown}): {e}"),
             }
+        }
+    }
+
+    /// MirrorMaker 2's `sync.topic.acls`: the source's literal ACLs on the
+    /// topics this flow mirrors, created on their remote topics as
+    /// [`remote_acl`] maps them. Nothing is ever deleted on the target;
+    /// bindings it has already are not sent again. A source without an
+    /// authorizer is said once per run, as Java does (KAFKA-14781).
+    pub fn sync_acls(&self) {
+        let source = match acls::describe_topic_acls(self.source.inner()) {
+            Ok(b) => b,
+            Err(AclError::SecurityDisabled) => {
+                if !self.source_has_no_acls.swap(true, Ordering::Relaxed) {
+                    info!("topic ACLs not synced: the source cluster has no authorizer (security disabled)");
+                }
+                return;
+            }
+            Err(e) => {
+                warn!("topic ACLs not synced this time: cannot list the source's: {e}");
+                return;
+            }
+        };
+        let wanted: Vec<AclBinding> = {
+            let seen = self.seen.lock().unwrap();
+            let mut w: Vec<AclBinding> =
+                source.iter().filter(|b| seen.contains_key(&b.name)).filter_map(|b| remote_acl(b, &self.handler.target_topic(&b.name))).collect();
+            w.sort();
+            w.dedup();
+            w
+        };
+        if wanted.is_empty() {
+            return;
+        }
+        // What the target has already is left out, so a quiet run writes
+        // nothing; a target that cannot be asked gets them all (creating an
+        // existing binding is harmless).
+        let missing: Vec<AclBinding> = match acls::describe_topic_acls(self.target.inner()) {
+            Ok(have) => wanted.into_iter().filter(|b| !have.contains(b)).collect(),
+            Err(_) => wanted,
+        };
+        if missing.is_empty() {
+            return;
+        }
+        match acls::create_acls(self.target.inner(), &missing) {
+            Ok(()) => {
+                for b in &missing {
+                    info!("topic ACL synced to the target: {b}");
+                }
+            }
+            Err(e) => warn!("cannot sync topic ACLs to the target (tried again in the next sync): {e}"),
         }
     }
 
@@ -494,6 +548,19 @@ impl TopicSync {
     }
 }
 
+/// A source topic ACL as MirrorMaker 2 copies it to `remote` (the remote
+/// topic's name), or None when it is not copied: only LITERAL ones, never
+/// `ALLOW WRITE` (only the mirror writes remote topics); `ALLOW ALL`
+/// becomes `ALLOW READ`; DENY entries, principal and host unchanged
+/// (`MirrorSourceConnector.shouldReplicateAcl`, `targetAclBinding`).
+pub fn remote_acl(b: &AclBinding, remote: &str) -> Option<AclBinding> {
+    if b.pattern != Pattern::Literal || (b.permission == Permission::Allow && b.operation == Operation::Write) {
+        return None;
+    }
+    let operation = if b.permission == Permission::Allow && b.operation == Operation::All { Operation::Read } else { b.operation };
+    Some(AclBinding { name: remote.to_string(), pattern: Pattern::Literal, operation, ..b.clone() })
+}
+
 /// Creates one of MirrorMaker 2's internal topics as Java does
 /// (`MirrorUtils.createCompactedTopic`): compacted, one partition. One that
 /// exists, or that the cluster refuses, is left as it is (Java tolerates
@@ -525,5 +592,28 @@ mod tests {
         assert_eq!(c.get("sasl.password"), Some("pw"), "secrets must reach the admin client unmasked");
         assert_eq!(c.get("security.protocol"), Some("ssl"));
         assert_eq!(c.get("linger.ms"), None);
+    }
+
+    fn acl(name: &str, pattern: Pattern, principal: &str, permission: Permission, operation: Operation) -> AclBinding {
+        AclBinding { name: name.into(), pattern, principal: principal.into(), host: "*".into(), operation, permission }
+    }
+
+    #[test]
+    fn topic_acls_map_as_mm2_maps_them() {
+        use Operation::*;
+        use Permission::*;
+        let lit = |p: &str, perm, op| acl("orders", Pattern::Literal, p, perm, op);
+        let remote = |p: &str, perm, op| Some(acl("A.orders", Pattern::Literal, p, perm, op));
+        assert_eq!(remote_acl(&lit("User:alice", Allow, Read), "A.orders"), remote("User:alice", Allow, Read));
+        assert_eq!(remote_acl(&lit("User:bob", Allow, All), "A.orders"), remote("User:bob", Allow, Read), "ALLOW ALL is downgraded to READ");
+        assert_eq!(remote_acl(&lit("User:carol", Allow, Write), "A.orders"), None, "only the mirror writes remote topics");
+        assert_eq!(remote_acl(&lit("User:dave", Deny, Read), "A.orders"), remote("User:dave", Deny, Read));
+        assert_eq!(remote_acl(&lit("User:erin", Deny, Write), "A.orders"), remote("User:erin", Deny, Write), "DENY entries are copied as they are");
+        assert_eq!(remote_acl(&lit("User:fay", Deny, All), "A.orders"), remote("User:fay", Deny, All));
+        assert_eq!(remote_acl(&lit("User:gus", Allow, Describe), "A.orders"), remote("User:gus", Allow, Describe));
+        assert_eq!(remote_acl(&acl("ord", Pattern::Prefixed, "User:h", Allow, Read), "A.ord"), None, "prefixed bindings are not copied");
+        let mut hosted = lit("User:ian", Allow, Read);
+        hosted.host = "10.0.0.1".into();
+        assert_eq!(remote_acl(&hosted, "A.orders").map(|b| b.host), Some("10.0.0.1".to_string()));
     }
 }

@@ -3,6 +3,7 @@
 
 #![allow(unsafe_code)]
 
+pub mod acls;
 pub mod auth;
 pub mod client;
 pub mod commit;

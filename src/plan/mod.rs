@@ -84,6 +84,8 @@ pub struct RemoteTopics {
     pub config_exclude: NameFilter,
     /// `sync.topic.configs.interval.seconds`, if configs are synced.
     pub sync_configs: Option<Duration>,
+    /// `sync.topic.acls.interval.seconds`, if topic ACLs are synced.
+    pub sync_acls: Option<Duration>,
 }
 
 /// A target cluster, as every flow writing to it sees it.

@@ -127,6 +127,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow
             replication_factor: f.settings.replication_factor.clamp(1, i16::MAX as i32) as i16,
             config_exclude: exclude,
             sync_configs: f.settings.sync_topic_configs.interval(),
+            sync_acls: f.settings.sync_topic_acls.interval(),
         })),
     })
 }
@@ -207,6 +208,14 @@ mod tests {
         let p = plan_of(&identity);
         assert!(p.flows.iter().all(|f| f.side_effects.provenance));
         assert_eq!(p.flows[0].naming.target_topic("orders"), "orders");
+    }
+
+    #[test]
+    fn topic_acls_are_synced_every_interval_unless_turned_off() {
+        let remote = |extra: &str| plan_of(&format!("{TWO}A->B.enabled = true\n{extra}")).flows[0].remote_topics.as_ref().unwrap().sync_acls;
+        assert_eq!(remote(""), Some(Duration::from_secs(600)));
+        assert_eq!(remote("sync.topic.acls.interval.seconds = 30\n"), Some(Duration::from_secs(30)));
+        assert_eq!(remote("A->B.sync.topic.acls.enabled = false\n"), None);
     }
 
     #[test]
