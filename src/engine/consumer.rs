@@ -849,11 +849,21 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
 /// Partition-preserving mode needs every source partition on the target.
 fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topic: &str, source_partitions: usize) -> Result<(), String> {
     let target = handler.target_topic(topic);
-    let md = meta
-        .client()
-        .fetch_metadata(Some(&target), Duration::from_secs(10))
-        .map_err(|e| format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"))?;
-    let found = md.topics().iter().find(|t| t.name() == target).filter(|t| t.error().is_none()).map(|t| t.partitions().len());
+    // A topic just created or grown (by the topic sync, a moment ago) can
+    // take a while to show in the metadata of the broker asked: look again
+    // until it shows, for a bounded time, before calling it missing.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let found = loop {
+        let md = meta
+            .client()
+            .fetch_metadata(Some(&target), Duration::from_secs(10))
+            .map_err(|e| format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"))?;
+        let found = md.topics().iter().find(|t| t.name() == target).filter(|t| t.error().is_none()).map(|t| t.partitions().len());
+        if found.is_some_and(|n| n >= source_partitions) || Instant::now() >= deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
     match found {
         Some(n) if n >= source_partitions => Ok(()),
         Some(n) => Err(format!(
