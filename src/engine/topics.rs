@@ -179,7 +179,7 @@ pub struct TopicSync {
     remote: Option<Arc<RemoteTopics>>,
     /// Source partition count last seen, per source topic.
     seen: Mutex<HashMap<String, usize>>,
-    /// The source has no authorizer: said once, then ACL sync is quiet.
+    /// The source has no topic ACLs (or no authorizer): said once, then quiet.
     source_has_no_acls: AtomicBool,
 }
 
@@ -333,13 +333,17 @@ impl TopicSync {
     /// topics this flow mirrors, created on their remote topics as
     /// [`remote_acl`] maps them. Nothing is ever deleted on the target;
     /// bindings it has already are not sent again. A source without an
-    /// authorizer is said once per run, as Java does (KAFKA-14781).
+    /// authorizer (or without topic ACLs) is said once per run, as Java
+    /// says the former (KAFKA-14781).
     pub fn sync_acls(&self) {
+        // librdkafka (2.12) drops DescribeAcls' top-level error, so a source
+        // without an authorizer answers as one without topic ACLs: both
+        // are said once per run.
         let source = match acls::describe_topic_acls(self.source.inner()) {
-            Ok(b) => b,
-            Err(AclError::SecurityDisabled) => {
+            Ok(b) if !b.is_empty() => b,
+            Ok(_) | Err(AclError::SecurityDisabled) => {
                 if !self.source_has_no_acls.swap(true, Ordering::Relaxed) {
-                    info!("topic ACLs not synced: the source cluster has no authorizer (security disabled)");
+                    info!("topic ACL sync: the source cluster lists no topic ACLs (or has no authorizer); nothing to sync");
                 }
                 return;
             }

@@ -73,7 +73,9 @@ impl std::fmt::Display for AclBinding {
 /// Why topic ACLs could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AclError {
-    /// The cluster has no authorizer, so no ACLs.
+    /// The cluster has no authorizer, so no ACLs. librdkafka 2.12 drops
+    /// DescribeAcls' top-level error code, so such a cluster is listed as
+    /// one with no topic ACLs instead; kept for a librdkafka that reports it.
     SecurityDisabled,
     Other(String),
 }
