@@ -64,7 +64,7 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
 }
 
 /// Java's `String.trim()`: only characters up to U+0020 count as space.
-fn java_trim(s: &str) -> &str {
+pub(crate) fn java_trim(s: &str) -> &str {
     s.trim_matches(|c: char| c <= ' ')
 }
 
@@ -74,7 +74,7 @@ fn java_trim(s: &str) -> &str {
 /// backslash (`\é`, which Java reads as `é`) loses that backslash, since an
 /// escape cannot be escaped again. Line breaks are untouched, so line
 /// numbers stay right.
-fn latin1_as_escapes(text: &[u8]) -> Vec<u8> {
+pub(crate) fn latin1_as_escapes(text: &[u8]) -> Vec<u8> {
     if text.is_ascii() {
         return text.to_vec();
     }

@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::front::properties::{ConfigError, PropertiesFile, Property};
+pub(crate) use crate::front::properties::java_trim;
+use crate::front::properties::{latin1_as_escapes, ConfigError, PropertiesFile, Property};
 
 /// The file's properties, last value of a repeated key kept (Java's
 /// `Properties` is a map), plus a note per repeated key.
@@ -38,11 +39,6 @@ pub fn read(path: &Path, text: &[u8]) -> Result<(PropertiesFile, Vec<String>), C
     Ok((PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() }, notes))
 }
 
-/// Java's `String.trim()`: characters up to U+0020 count as space.
-pub fn java_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c <= ' ')
-}
-
 /// `Boolean.parseBoolean`: "true" in any case, untrimmed; anything else is false.
 pub fn parse_boolean(s: &str) -> bool {
     s.eq_ignore_ascii_case("true")
@@ -61,30 +57,6 @@ pub fn parse_list(s: &str) -> Vec<String> {
 /// `\s` of a Java regex: `[ \t\n\x0B\f\r]`.
 fn is_regex_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\x0B' | '\x0C' | '\r')
-}
-
-/// The bytes as ASCII for the properties reader, which decodes
-/// Windows-1252: each byte from 0x80 up becomes the `\u00XX` escape of the
-/// ISO-8859-1 character Java reads there (the same as `front::properties`).
-fn latin1_as_escapes(text: &[u8]) -> Vec<u8> {
-    if text.is_ascii() {
-        return text.to_vec();
-    }
-    let mut out = Vec::with_capacity(text.len() + text.len() / 4);
-    let mut backslashes = 0usize;
-    for &b in text {
-        if b < 0x80 {
-            backslashes = if b == b'\\' { backslashes + 1 } else { 0 };
-            out.push(b);
-            continue;
-        }
-        if backslashes % 2 == 1 {
-            out.pop();
-        }
-        backslashes = 0;
-        out.extend_from_slice(format!("\\u{b:04X}").as_bytes());
-    }
-    out
 }
 
 #[cfg(test)]
