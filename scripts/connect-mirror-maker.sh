@@ -8,31 +8,16 @@
 # old script read (KAFKA_HEAP_OPTS, KAFKA_OPTS, KAFKA_LOG4J_OPTS, ...) have
 # no meaning for a native binary and are ignored.
 #
-# The binary is taken from MIRROR_MAKER_BIN, else from beside this script,
-# else from PATH.
+# The binary is found as kafka-mirror-maker.sh, installed beside this
+# script, finds it: MIRROR_MAKER_BIN, else beside the scripts, else PATH.
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == -* ]]; then
     echo "usage: connect-mirror-maker.sh mm2.properties [--clusters A B ...]" >&2
     exit 1
 fi
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bin="${MIRROR_MAKER_BIN:-}"
-if [[ -z "$bin" ]]; then
-    for candidate in "$here/mirror-maker" "$here/../target/release/mirror-maker"; do
-        if [[ -x "$candidate" ]]; then
-            bin="$candidate"
-            break
-        fi
-    done
-fi
-if [[ -z "$bin" ]]; then
-    bin="$(command -v mirror-maker || true)"
-fi
-if [[ -z "$bin" ]]; then
-    echo "connect-mirror-maker.sh: mirror-maker binary not found: set MIRROR_MAKER_BIN, put it beside this script or in PATH" >&2
-    exit 1
-fi
 config="$1"
 shift
-exec "$bin" --mm2.config "$config" "$@"
+# kafka-mirror-maker.sh, beside this script, finds the binary (one lookup
+# for both drop-ins) and passes the arguments on unsplit.
+exec "$(dirname "${BASH_SOURCE[0]}")/kafka-mirror-maker.sh" --mm2.config "$config" "$@"
