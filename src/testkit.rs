@@ -50,3 +50,12 @@ impl TestSource {
         b.push(&self.route(p), meta, key, value)
     }
 }
+
+/// An empty directory of its own under the temp dir, for `name` and this
+/// process (what was left there by an earlier run is removed first).
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
