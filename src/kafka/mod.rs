@@ -9,5 +9,6 @@ pub mod client;
 pub mod commit;
 pub mod conf;
 pub mod fetched;
+pub mod groups;
 pub mod produce;
 pub mod unix;
