@@ -41,6 +41,8 @@ pub struct PartitionRoute {
     pub stamp: Option<Arc<str>>,
     /// The source topic's counters.
     pub stats: Arc<TopicMetrics>,
+    /// The partition's offset-syncs, when its flow writes them.
+    pub syncs: Option<Arc<crate::engine::offset_syncs::PartitionSyncs>>,
 }
 
 /// One source record on its way to the target. Its key and value live in

@@ -25,6 +25,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::batch::{PartitionRoute, RecordMeta};
 use crate::engine::handoff::{Outbox, Outcome};
+use crate::engine::offset_syncs::FlowSyncs;
 use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
 use crate::engine::producer::MetaProducer;
 use crate::engine::provenance::Provenance;
@@ -349,6 +350,9 @@ pub struct StreamSpec {
     /// Stamps records with their source cluster and skips those that came
     /// from the target (`provenance`).
     pub provenance: Option<Provenance>,
+    /// Learns each record's target offset from its acknowledgement
+    /// (`offset_syncs`), when the flow writes offset-syncs.
+    pub syncs: Option<Arc<FlowSyncs>>,
 }
 
 pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsumer, rdkafka::error::KafkaError> {
@@ -365,6 +369,8 @@ struct TopicRoute {
     stamp: Option<Arc<str>>,
     /// Each partition's route in its current assignment, by partition.
     partitions: Vec<Option<Arc<PartitionRoute>>>,
+    /// The flow's offset-syncs, when it writes them.
+    syncs: Option<Arc<FlowSyncs>>,
 }
 
 impl TopicRoute {
@@ -383,7 +389,8 @@ impl TopicRoute {
         let slot = &mut self.partitions[i];
         if slot.as_ref().is_none_or(|r| r.ack.epoch != epoch) {
             let ack = AckHandle { tracker: tracker.clone(), tp: (self.source.clone(), partition), offset, epoch };
-            *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone() }));
+            let syncs = self.syncs.as_ref().map(|s| s.partition(&self.source, partition));
+            *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone(), syncs }));
         }
         slot.as_ref().expect("set above")
     }
@@ -609,7 +616,8 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
             let stats = ctx.metrics.topic(spec.source_index, topic);
             let route_hash = fxhash::hash_one(&(spec.source_index, topic));
             let stamp = spec.provenance.as_ref().map(|p| Arc::from(p.source_id.as_str()));
-            let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new() };
+            let syncs = spec.syncs.clone();
+            let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new(), syncs };
             routes.entry(Box::from(name)).or_insert(route)
         }
     };

@@ -8,10 +8,12 @@
 //! [`StartError`] (exit 1).
 
 pub mod batch;
+pub mod checkpoints;
 pub mod consumer;
 pub mod formats;
 pub mod handoff;
 pub mod heartbeats;
+pub mod offset_syncs;
 pub mod offsets;
 pub mod producer;
 pub mod provenance;
@@ -19,6 +21,7 @@ pub mod throttle;
 pub mod topics;
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -141,6 +144,8 @@ struct Workers {
     meta: Option<Arc<MetaProducer>>,
     /// Side tasks of its flows (MirrorMaker 2's config sync), already running.
     side: Vec<JoinHandle<()>>,
+    /// Told when the workers are done, so the offset-sync writers write the last mappings.
+    failover_done: Vec<Arc<AtomicBool>>,
 }
 
 impl Workers {
@@ -181,7 +186,7 @@ impl Workers {
         } else {
             None
         };
-        Ok(Workers { producers, channels, config, target_id, meta, side: Vec::new() })
+        Ok(Workers { producers, channels, config, target_id, meta, side: Vec::new(), failover_done: Vec::new() })
     }
 }
 
@@ -203,6 +208,16 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_acls)) {
             workers.side.push(spawn_acl_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
         }
+        let syncs = match &flow.checkpointing {
+            Some(spec) => {
+                let started = checkpoints::start(flow, spec, env.shape.commit_interval, env.metrics, env.shutdown)
+                    .map_err(|e| StartError(format!("{}: cannot start its offset-syncs and checkpoints: {e}", flow.name)))?;
+                workers.side.extend(started.threads);
+                workers.failover_done.push(started.workers_done);
+                Some(started.syncs)
+            }
+            None => None,
+        };
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);
@@ -238,6 +253,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 leave_barrier: leave_barrier.clone(),
                 topic_sync: topic_sync.clone(),
                 provenance: stamp.clone(),
+                syncs: syncs.clone(),
             };
             streams.push((spec, consumer));
         }
@@ -415,8 +431,9 @@ struct Running {
     stats: Option<JoinHandle<()>>,
     /// Kept until the streams are done with it.
     metas: Vec<Arc<MetaProducer>>,
-    /// Heartbeat emitters and config syncs.
+    /// Heartbeat emitters, config syncs, offset-sync writers and checkpointers.
     side_tasks: Vec<JoinHandle<()>>,
+    failover_done: Vec<Arc<AtomicBool>>,
 }
 
 impl Running {
@@ -430,7 +447,8 @@ impl Running {
                 shape.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
             );
         }
-        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), side_tasks: Vec::new() };
+        let mut running =
+            Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), side_tasks: Vec::new(), failover_done: Vec::new() };
         let mut worker_index = 0;
         let mut all_streams = Vec::new();
         for (workers, streams) in pipelines {
@@ -440,6 +458,7 @@ impl Running {
             }
             running.metas.extend(workers.meta);
             running.side_tasks.extend(workers.side);
+            running.failover_done.extend(workers.failover_done);
             all_streams.extend(streams);
         }
         running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
@@ -481,9 +500,11 @@ impl Running {
         info!("Closing producer.");
         panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
         drop(self.metas);
-        for h in self.side_tasks {
-            let _ = h.join();
+        // Every acknowledgement is in: the last offset-syncs can be written.
+        for done in &self.failover_done {
+            done.store(true, Ordering::SeqCst);
         }
+        panicked |= join_bounded(self.side_tasks, shutdown, "checkpoint, offset-sync or heartbeat threads still finishing").0;
         if let Some(h) = self.stats {
             let _ = h.join();
         }

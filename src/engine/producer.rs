@@ -27,6 +27,7 @@ use rdkafka::{ClientConfig, ClientContext, Timestamp};
 
 use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
 use crate::engine::handoff::LaneRx;
+use crate::engine::offset_syncs::PartitionSyncs;
 use crate::engine::offsets::AckHandle;
 use crate::engine::provenance::HEADER_C;
 use crate::engine::throttle::Throttle;
@@ -68,6 +69,8 @@ pub struct Deliveries {
 struct Delivered {
     route: usize,
     offset: i64,
+    /// Where the target put it.
+    down: i64,
     bytes: u64,
     timestamp: Option<i64>,
 }
@@ -85,6 +88,8 @@ struct Route {
     /// The partition's handle; its offset is the entry's base.
     ack: AckHandle,
     stats: Arc<TopicMetrics>,
+    /// The partition's offset-syncs, when its flow writes them.
+    syncs: Option<Arc<PartitionSyncs>>,
     /// Records sent through this entry whose report has not come back.
     in_flight: usize,
 }
@@ -116,12 +121,12 @@ impl RouteTable {
         fits(self.last).or_else(|| fits(*self.by_key.get(&key)?))
     }
 
-    fn insert(&mut self, key: RouteKey, ack: &AckHandle, base: i64, stats: &Arc<TopicMetrics>) -> Option<usize> {
+    fn insert(&mut self, key: RouteKey, route: &PartitionRoute, base: i64) -> Option<usize> {
         let len = self.routes.len();
         if self.free.is_empty() && (len >= MAX_ROUTES || (len >= SWEEP_FROM && len.is_power_of_two())) {
             self.sweep();
         }
-        let route = Route { ack: AckHandle { offset: base, ..ack.clone() }, stats: stats.clone(), in_flight: 0 };
+        let route = Route { ack: AckHandle { offset: base, ..route.ack.clone() }, stats: route.stats.clone(), syncs: route.syncs.clone(), in_flight: 0 };
         let i = match self.free.pop() {
             Some(i) => {
                 self.routes[i] = Some(route);
@@ -152,14 +157,14 @@ impl RouteTable {
 }
 
 impl Deliveries {
-    /// The opaque of a record of `ack`'s partition at `offset`, counted in flight until
+    /// The opaque of a record of `route`'s partition at `offset`, counted in flight until
     /// [`settle`](Self::settle) takes it back; None while no entry is free.
-    fn put(&self, ack: &AckHandle, offset: i64, stats: &Arc<TopicMetrics>) -> Option<usize> {
+    fn put(&self, route: &PartitionRoute, offset: i64) -> Option<usize> {
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        let key = key_of(ack);
+        let key = key_of(&route.ack);
         let (i, delta) = match t.find(key, offset) {
             Some(found) => found,
-            None => (t.insert(key, ack, offset, stats)?, 0),
+            None => (t.insert(key, route, offset)?, 0),
         };
         t.last = i;
         t.routes[i].as_mut().expect("found or inserted").in_flight += 1;
@@ -179,12 +184,12 @@ impl Deliveries {
     /// A record the target acknowledged, settled and counted with the rest
     /// of its round by [`flush`](Self::flush); false for an opaque not in
     /// flight, which settles nothing.
-    fn delivered(&self, opaque: usize, bytes: u64, timestamp: Option<i64>) -> bool {
+    fn delivered(&self, opaque: usize, bytes: u64, timestamp: Option<i64>, down: i64) -> bool {
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let route = opaque >> OFFSET_BITS;
         let Some(r) = t.routes.get(route).and_then(Option::as_ref).filter(|r| r.in_flight > 0) else { return false };
         let offset = r.ack.offset + (opaque & OFFSET_MASK) as i64;
-        t.pending.push(Delivered { route, offset, bytes, timestamp });
+        t.pending.push(Delivered { route, offset, down, bytes, timestamp });
         true
     }
 
@@ -201,6 +206,10 @@ impl Deliveries {
         for run in pending.chunk_by(|a, b| a.route == b.route) {
             let r = t.routes[run[0].route].as_mut().expect("counted in flight, so never swept");
             r.in_flight -= run.len();
+            if let Some(syncs) = &r.syncs {
+                // Before the offsets settle: a commit never runs ahead of the syncs it needs.
+                syncs.acknowledged(run.iter().map(|d| (d.offset, d.down)));
+            }
             r.ack.done_all(run.iter().map(|d| d.offset));
             let (records, bytes) = (run.len() as u64, run.iter().map(|d| d.bytes).sum());
             Metrics::add(&metrics.produced, records);
@@ -506,7 +515,7 @@ impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
                     Timestamp::CreateTime(ts) => Some(ts),
                     _ => None,
                 };
-                self.deliveries.delivered(opaque, payload_len(msg) as u64, timestamp)
+                self.deliveries.delivered(opaque, payload_len(msg) as u64, timestamp, msg.offset())
             }
             Err((err, msg)) => {
                 // Only a record sent alone can have been sent before.
@@ -732,7 +741,7 @@ fn send(
 #[inline]
 fn put_in_flight(ctx: &DeliveryContext, reports: &Reports<'_>, route: &PartitionRoute, offset: i64, shutdown: &Shutdown) -> Option<usize> {
     loop {
-        match ctx.deliveries.put(&route.ack, offset, &route.stats) {
+        match ctx.deliveries.put(route, offset) {
             Some(opaque) => return Some(opaque),
             // Every entry has records in flight: their reports free one.
             None => {
@@ -1026,7 +1035,8 @@ mod tests {
 
     /// Puts a record in flight at its handle's offset.
     fn put(d: &Deliveries, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
-        d.put(ack, ack.offset, stats)
+        let route = PartitionRoute { ack: ack.clone(), target: Arc::from("t"), stamp: None, stats: stats.clone(), syncs: None };
+        d.put(&route, ack.offset)
     }
 
     fn ack(tracker: &Arc<OffsetTracker>, tp: &Tp, offset: i64) -> AckHandle {
@@ -1095,7 +1105,7 @@ mod tests {
         let sent: Vec<usize> = [(&p0, 0), (&p0, 1), (&p1, 0), (&p0, 2)].iter().map(|(tp, o)| put(&d, &ack(&tracker, tp, *o), &stats).unwrap()).collect();
         let written = crate::ops::metrics::now_ms() - 60_000;
         for (i, opaque) in sent.iter().enumerate().take(3) {
-            assert!(d.delivered(*opaque, 10 + i as u64, Some(written)));
+            assert!(d.delivered(*opaque, 10 + i as u64, Some(written), i as i64));
         }
         // Nothing is settled or counted before the flush, and nothing swept.
         d.table.lock().unwrap().sweep();
@@ -1114,8 +1124,8 @@ mod tests {
         // A flush with nothing new changes nothing.
         d.flush(&metrics);
         assert_eq!(Metrics::get(&metrics.produced), 3);
-        assert!(!d.delivered(99 << OFFSET_BITS, 1, None), "an unknown record is refused");
-        assert!(d.delivered(sent[3], 1, None));
+        assert!(!d.delivered(99 << OFFSET_BITS, 1, None, 0), "an unknown record is refused");
+        assert!(d.delivered(sent[3], 1, None, 3));
         d.flush(&metrics);
         assert_eq!(d.in_flight(), 0);
         assert!(tracker.committable().iter().any(|(tp, o)| tp.1 == 0 && *o == 3));

@@ -47,7 +47,7 @@ pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::Ka
     admin_config(settings).create()
 }
 
-fn admin_config(settings: &ClientConfig) -> ClientConfig {
+pub(crate) fn admin_config(settings: &ClientConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
     // config_map() masks passwords; the keys come from it, the values from get().
     for (k, _) in settings.config_map() {

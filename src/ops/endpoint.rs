@@ -346,6 +346,19 @@ pub fn render(m: &Metrics) -> String {
     );
     page.single("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64);
     page.single("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64);
+    page.single("checkpoints_total", "counter", "Checkpoints of source consumer groups written to the target.", g(&m.checkpoints) as f64);
+    page.single(
+        "group_offsets_synced_total",
+        "counter",
+        "Partitions of consumer groups moved forward on the target to their translated offsets.",
+        g(&m.group_offsets_synced) as f64,
+    );
+    page.single(
+        "group_syncs_skipped_active_total",
+        "counter",
+        "Group offset syncs left out because the group had active consumers on the target.",
+        g(&m.group_syncs_skipped_active) as f64,
+    );
     page.single("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss);
     page.single("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu);
     page.0

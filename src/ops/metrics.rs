@@ -115,6 +115,12 @@ pub struct Metrics {
     pub rebalances: Counter,
     /// Source offsets deleted by retention before they were mirrored.
     pub gap_offsets: Counter,
+    /// Checkpoints of source groups written to the target.
+    pub checkpoints: Counter,
+    /// Partitions of groups whose translated offsets were committed on the target.
+    pub group_offsets_synced: Counter,
+    /// Group offset syncs left out because the group had active consumers on the target.
+    pub group_syncs_skipped_active: Counter,
     /// Per stream: its partitions' lag, replaced at every statistics report.
     pub lag: Mutex<HashMap<String, StreamLag>>,
     /// Per (source, topic); entries live as long as the process.

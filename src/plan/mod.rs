@@ -62,6 +62,42 @@ pub struct Flow {
     pub side_effects: SideEffects,
     /// How MirrorMaker 2 creates target topics; None: like the source (MM1 mode).
     pub remote_topics: Option<Arc<RemoteTopics>>,
+    /// Offset-syncs and checkpoints, so consumer groups can fail over.
+    pub checkpointing: Option<Arc<Checkpointing>>,
+}
+
+/// MirrorMaker 2's offset translation for one flow: offset-syncs learnt
+/// from the target's acknowledgements, and checkpoints of the source's
+/// consumer groups translated with them, in Java's formats and topics.
+/// Needs a partition-preserving flow (a sync names a source partition and
+/// means the target partition of the same number).
+#[derive(Debug)]
+pub struct Checkpointing {
+    pub source_alias: String,
+    pub target_alias: String,
+    /// The offset-syncs topic and the cluster that holds it.
+    pub syncs_cluster: ClientSettings,
+    pub syncs_topic: String,
+    /// Write syncs there (`emit.offset-syncs.enabled`); they are kept in
+    /// memory either way.
+    pub write_syncs: bool,
+    /// `offset.lag.max`: at most this many records between two syncs.
+    pub lag_max: i64,
+    pub checkpoints: Option<Checkpoints>,
+}
+
+/// Checkpoints of the source's groups, on the target.
+#[derive(Debug)]
+pub struct Checkpoints {
+    /// `<source>.checkpoints.internal`.
+    pub topic: String,
+    /// `emit.checkpoints.interval.seconds`.
+    pub interval: Duration,
+    /// `groups` and `groups.exclude`.
+    pub groups: NameFilter,
+    /// `sync.group.offsets.interval.seconds`, when groups with no active
+    /// member on the target get their translated offsets committed there.
+    pub sync_group_offsets: Option<Duration>,
 }
 
 /// A compacted, one-partition topic MirrorMaker 2 creates at start
@@ -187,6 +223,7 @@ mod tests {
             naming: Arc::new(Handler::Identity),
             side_effects: SideEffects { create_topics: true, sync_partitions: true, provenance: false },
             remote_topics: None,
+            checkpointing: None,
         };
         let shape = Shape {
             streams: 1,

@@ -53,6 +53,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             naming: naming.clone(),
             side_effects,
             remote_topics: None,
+            checkpointing: None,
         })
         .collect();
     Ok(Plan { flows, heartbeats: Vec::new(), internal_topics: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })

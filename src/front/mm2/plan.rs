@@ -15,7 +15,7 @@ use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};
-use crate::plan::{Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+use crate::plan::{Checkpointing, Checkpoints, Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
 
 /// A refresh turned off still needs one look at the topics, at the start.
 const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -76,8 +76,7 @@ pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
 /// The topics Java's source and checkpoint connectors create at start: the
 /// offset-syncs topic (on the source, or the target with
 /// `offset-syncs.topic.location=target`) and the checkpoints topic on the
-/// target. Their records (offset translation for consumer failover) are
-/// not written yet; the topics are there for the tools that look for them.
+/// target, where the records of consumer failover go (`engine::checkpoints`).
 fn internal_topics_of(f: &Mm2Flow, flow: &Flow) -> Vec<InternalTopic> {
     let mut topics = Vec::new();
     if f.settings.emit_offset_syncs_enabled {
@@ -129,6 +128,28 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow
             sync_configs: f.settings.sync_topic_configs.interval(),
             sync_acls: f.settings.sync_topic_acls.interval(),
         })),
+        checkpointing: Some(Arc::new(checkpointing(f)?)),
+    })
+}
+
+/// Offset-syncs as Java's source task writes them (where
+/// `offset-syncs.topic.location` says, unless `emit.offset-syncs.enabled`
+/// is false), and checkpoints as its checkpoint task emits them.
+fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
+    let checkpoints = f.checkpoints_run().then(|| Checkpoints {
+        topic: f.policy.checkpoints_topic(&f.source),
+        interval: f.settings.emit_checkpoints.interval().unwrap_or(NEVER).max(Duration::from_secs(1)),
+        groups: f.groups.clone(),
+        sync_group_offsets: if f.syncs_group_offsets() { f.settings.sync_group_offsets.interval().map(|d| d.max(Duration::from_secs(1))) } else { None },
+    });
+    Ok(Checkpointing {
+        source_alias: f.source.clone(),
+        target_alias: f.target.clone(),
+        syncs_cluster: translate::translate(&without_connect_base(f.offset_syncs_producer()), Role::Producer)?,
+        syncs_topic: f.offset_syncs_topic(),
+        write_syncs: f.settings.emit_offset_syncs_enabled,
+        lag_max: f.settings.offset_lag_max.max(0),
+        checkpoints,
     })
 }
 

@@ -1,0 +1,521 @@
+//! A flow's consumer-failover side: the writer of its offset-syncs, its
+//! checkpoints of the source's consumer groups, and (when asked) those
+//! groups' offsets committed on the target, all in MirrorMaker 2's formats
+//! and topics so Java's `RemoteClusterUtils`, `MirrorClient` and checkpoint
+//! connector read them as they read Java MM2's.
+//!
+//! Three threads per flow:
+//! - the sync writer sends the syncs `offset_syncs` makes from delivery
+//!   reports to the syncs topic, writes every partition's latest mapping
+//!   at each commit interval and when a partition goes idle, and at the
+//!   stop, once the producer workers are done, the last ones;
+//! - the checkpointer reads the syncs topic once to its end (until then
+//!   nothing is translated, as Java), then the checkpoints topic (so no
+//!   checkpoint goes back across a restart), then every interval lists the
+//!   source's groups, translates their committed offsets and writes the
+//!   checkpoints that moved forward (or back after the group rewound);
+//! - with `sync.group.offsets.enabled`, the same thread commits the
+//!   checkpoints to each group on the target that has no active member,
+//!   never moving a partition back.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use log::{debug, info, warn};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+
+use crate::engine::formats::{Checkpoint, OffsetSync};
+use crate::engine::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
+use crate::engine::topics::admin_config;
+use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::ops::metrics::Metrics;
+use crate::ops::shutdown::Shutdown;
+use crate::plan::handler::Handler;
+use crate::plan::{Checkpointing, Flow};
+
+/// How long a read of an internal topic to its end may take at start.
+const READ_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What a flow's failover side hands the engine.
+pub struct Started {
+    /// For the flow's streams: each partition's sync state.
+    pub syncs: Arc<FlowSyncs>,
+    pub threads: Vec<JoinHandle<()>>,
+    /// Set once the producer workers are done: the writer then writes the
+    /// last mappings and ends.
+    pub workers_done: Arc<AtomicBool>,
+}
+
+/// Starts the flow's sync writer and checkpointer.
+pub fn start(flow: &Flow, spec: &Arc<Checkpointing>, commit_interval: Duration, metrics: &Arc<Metrics>, shutdown: &Arc<Shutdown>) -> std::io::Result<Started> {
+    let (tx, rx) = FlowSyncs::queue();
+    let syncs = FlowSyncs::new(spec.lag_max, spec.write_syncs.then_some(tx));
+    let workers_done = Arc::new(AtomicBool::new(false));
+    let name = format!("{}->{}", spec.source_alias, spec.target_alias);
+    let mut threads = Vec::new();
+    {
+        let (syncs, spec, done, shutdown, name) = (syncs.clone(), spec.clone(), workers_done.clone(), shutdown.clone(), name.clone());
+        let config = spec.syncs_cluster.client_config();
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("mirrormaker-offset-syncs-{name}"))
+                .spawn(move || write_syncs(&name, &config, &spec, &syncs, rx, commit_interval, &done, &shutdown))?,
+        );
+    }
+    let checkpointer = Checkpointer {
+        name: name.clone(),
+        spec: spec.clone(),
+        store: syncs.store.clone(),
+        source: admin_config(&flow.source.client_config()),
+        target: flow.target.settings.client_config(),
+        naming: flow.naming.clone(),
+        filter: flow.filter.clone(),
+        own_group: flow.source.group_id.clone(),
+        metrics: metrics.clone(),
+        shutdown: shutdown.clone(),
+    };
+    threads.push(std::thread::Builder::new().name(format!("mirrormaker-checkpoints-{name}")).spawn(move || checkpointer.run())?);
+    Ok(Started { syncs, threads, workers_done })
+}
+
+/// The sync writer's loop (see the module doc).
+#[allow(clippy::too_many_arguments)]
+fn write_syncs(
+    name: &str,
+    config: &ClientConfig,
+    spec: &Checkpointing,
+    syncs: &FlowSyncs,
+    rx: crossbeam_channel::Receiver<OffsetSync>,
+    commit_interval: Duration,
+    workers_done: &AtomicBool,
+    shutdown: &Shutdown,
+) {
+    let producer: Option<BaseProducer> = if spec.write_syncs {
+        match config.create() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                warn!("[{name}] offset-syncs are kept in memory only: cannot create their producer: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let send = |s: OffsetSync| {
+        let Some(p) = &producer else { return };
+        let Ok(key) = s.encode_key() else {
+            warn!("[{name}] no offset-sync for topic {}: its name is longer than MirrorMaker 2's format allows", s.topic);
+            return;
+        };
+        let value = s.encode_value();
+        // Java sends to partition 0 explicitly; only partition 0 is read back.
+        if let Err((e, _)) = p.send(BaseRecord::<[u8], [u8]>::to(&spec.syncs_topic).partition(0).key(&key).payload(&value)) {
+            debug!("[{name}] offset-sync not sent ({e}); the next one for the partition supersedes it");
+        }
+    };
+    let (mut next_commit, mut next_idle) = (Instant::now() + commit_interval, Instant::now() + IDLE_AFTER);
+    let mut written = 0u64;
+    loop {
+        let finishing = shutdown.stopping() && (workers_done.load(Ordering::SeqCst) || shutdown.deadline_passed());
+        if finishing {
+            syncs.flush(false);
+        } else if Instant::now() >= next_commit {
+            syncs.flush(false);
+            next_commit = Instant::now() + commit_interval;
+        } else if Instant::now() >= next_idle {
+            syncs.flush(true);
+            next_idle = Instant::now() + IDLE_AFTER;
+        }
+        for s in rx.try_iter() {
+            send(s);
+            written += 1;
+        }
+        if let Some(p) = &producer {
+            p.poll(Duration::ZERO);
+        }
+        if finishing {
+            break;
+        }
+        if let Ok(s) = rx.recv_timeout(Duration::from_millis(100)) {
+            send(s);
+            written += 1;
+        }
+    }
+    if let Some(p) = &producer {
+        // Syncs only sharpen translation: what is not out in a few seconds is let go.
+        let _ = p.flush(Duration::from_secs(5));
+    }
+    let dropped = syncs.dropped.load(Ordering::Relaxed);
+    info!(
+        "[{name}] {written} offset-syncs written to {}{}",
+        spec.syncs_topic,
+        if dropped > 0 { format!(", {dropped} dropped (queue full)") } else { String::new() }
+    );
+}
+
+/// Records as (key, value).
+pub type KeyValues = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Reads partition 0 of `topic` from its start to the end it had when
+/// asked (how Java reads offset-syncs and checkpoints); an absent or empty
+/// topic gives nothing. Gives up when `stop` says so.
+pub fn read_to_end(config: &ClientConfig, topic: &str, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
+    let mut c = admin_config(config);
+    c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
+    let consumer: BaseConsumer = c.create().map_err(|e| format!("cannot create a reader of {topic}: {e}"))?;
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(15)).map_err(|e| format!("cannot read the metadata of {topic}: {e}"))?;
+    if metadata.topics().first().is_none_or(|t| t.error().is_some() || t.partitions().is_empty()) {
+        return Ok(Vec::new());
+    }
+    let (low, high) = consumer.fetch_watermarks(topic, 0, Duration::from_secs(15)).map_err(|e| format!("cannot read the end of {topic}: {e}"))?;
+    if high <= low {
+        return Ok(Vec::new());
+    }
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning).map_err(|e| e.to_string())?;
+    consumer.assign(&tpl).map_err(|e| format!("cannot read {topic}: {e}"))?;
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    while Instant::now() < deadline && !stop() {
+        match consumer.poll(Duration::from_millis(500)) {
+            Some(Ok(m)) => {
+                let at = m.offset();
+                if let (Some(k), Some(v)) = (m.key(), m.payload()) {
+                    out.push((k.to_vec(), v.to_vec()));
+                }
+                if at + 1 >= high {
+                    return Ok(out);
+                }
+            }
+            Some(Err(e)) => debug!("reading {topic}: {e}"),
+            None => {}
+        }
+    }
+    Err(format!("{topic}: not read to its end ({high}) within {timeout:?}"))
+}
+
+/// The latest checkpoint of each (group, target topic, partition): what
+/// is written again only when it moves forward, or back after the group
+/// rewound on the source.
+#[derive(Default)]
+pub struct CheckpointStore {
+    last: HashMap<(String, String, i32), (i64, i64, String)>,
+}
+
+impl CheckpointStore {
+    /// Java's `checkpointIsMoreRecent`.
+    fn is_more_recent(&self, c: &Checkpoint) -> bool {
+        match self.last.get(&(c.group.clone(), c.topic.clone(), c.partition)) {
+            None => true,
+            Some(&(up, down, _)) => c.upstream_offset < up || c.downstream_offset > down,
+        }
+    }
+
+    fn put(&mut self, c: &Checkpoint) {
+        self.last.insert((c.group.clone(), c.topic.clone(), c.partition), (c.upstream_offset, c.downstream_offset, c.metadata.clone()));
+    }
+
+    /// Groups with checkpoints, each with its latest per partition.
+    fn groups(&self) -> HashMap<&str, Vec<GroupOffset>> {
+        let mut by: HashMap<&str, Vec<GroupOffset>> = HashMap::new();
+        for ((g, t, p), (_, down, meta)) in &self.last {
+            by.entry(g.as_str()).or_default().push(GroupOffset { topic: t.clone(), partition: *p, offset: *down, metadata: meta.clone() });
+        }
+        by
+    }
+}
+
+/// The checkpoints due for one group's committed offsets on the source:
+/// only topics the flow mirrors, only partitions with a sync, only those
+/// that moved (see [`CheckpointStore::is_more_recent`]).
+pub fn due(group: &str, committed: &[GroupOffset], mirrored: impl Fn(&str) -> Option<String>, store: &SyncStore, last: &CheckpointStore) -> Vec<Checkpoint> {
+    let mut out = Vec::new();
+    for o in committed {
+        let Some(topic) = mirrored(&o.topic) else { continue };
+        let Some(down) = store.translate(&o.topic, o.partition, o.offset).filter(|d| *d >= 0) else { continue };
+        let c = Checkpoint {
+            group: group.to_string(),
+            topic,
+            partition: o.partition,
+            upstream_offset: o.offset,
+            downstream_offset: down,
+            metadata: o.metadata.clone(),
+        };
+        if last.is_more_recent(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The translated offsets worth committing to a group on the target:
+/// those of partitions it has no offset for, or an older one. A group is
+/// never moved back.
+pub fn forward_only(translated: &[GroupOffset], on_target: &[GroupOffset]) -> Vec<GroupOffset> {
+    let now: HashMap<(&str, i32), i64> = on_target.iter().map(|o| ((o.topic.as_str(), o.partition), o.offset)).collect();
+    translated.iter().filter(|o| now.get(&(o.topic.as_str(), o.partition)).is_none_or(|&at| at < o.offset)).cloned().collect()
+}
+
+struct Checkpointer {
+    name: String,
+    spec: Arc<Checkpointing>,
+    store: Arc<SyncStore>,
+    /// Connection settings of the source (its groups) and the target.
+    source: ClientConfig,
+    target: ClientConfig,
+    naming: Arc<Handler>,
+    filter: Arc<crate::plan::filter::TopicFilter>,
+    /// The group this mirror commits its own progress under: not a consumer to fail over.
+    own_group: Option<String>,
+    metrics: Arc<Metrics>,
+    shutdown: Arc<Shutdown>,
+}
+
+impl Checkpointer {
+    fn run(self) {
+        let name = &self.name;
+        // Never translate before every sync written so far is known (Java's KAFKA-13659).
+        loop {
+            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+                Ok(records) => {
+                    let syncs: Vec<OffsetSync> = records.iter().filter_map(|(k, v)| OffsetSync::decode(k, v).ok()).collect();
+                    info!("[{name}] {} offset-syncs read from {}", syncs.len(), self.spec.syncs_topic);
+                    self.store.loaded(syncs);
+                    break;
+                }
+                Err(e) => warn!("[{name}] {e}; no checkpoint until it is read, trying again"),
+            }
+            if self.wait(Duration::from_secs(5)) {
+                return;
+            }
+        }
+        let Some(cp) = &self.spec.checkpoints else { return };
+        let mut last = CheckpointStore::default();
+        let mut read_back = 0;
+        match read_to_end(&self.target, &cp.topic, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+            Ok(records) => {
+                for (k, v) in records {
+                    if let Ok(c) = Checkpoint::decode(&k, &v) {
+                        last.put(&c);
+                        read_back += 1;
+                    }
+                }
+            }
+            Err(e) => warn!("[{name}] {e}; checkpoints start afresh"),
+        }
+        let producer: BaseProducer = match self.target.create() {
+            Ok(p) => p,
+            Err(e) => {
+                warn!("[{name}] no checkpoints: cannot create their producer: {e}");
+                return;
+            }
+        };
+        let (Ok(source), Ok(target)) = (groups::admin_consumer(&self.source), groups::admin_consumer(&admin_config(&self.target))) else {
+            warn!("[{name}] no checkpoints: cannot create the admin clients");
+            return;
+        };
+        info!(
+            "[{name}] checkpoints to {} every {:?} ({read_back} read back){}",
+            cp.topic,
+            cp.interval,
+            cp.sync_group_offsets.map_or(String::new(), |d| format!("; group offsets synced to the target every {d:?}"))
+        );
+        let mut next_sync = cp.sync_group_offsets.map(|d| Instant::now() + d);
+        loop {
+            if self.wait(cp.interval) {
+                return;
+            }
+            let written = self.emit(source.client(), &producer, &cp.topic, &cp.groups, &mut last);
+            producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
+            if written > 0 {
+                debug!("[{name}] {written} checkpoints written");
+            }
+            if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
+                if Instant::now() >= at {
+                    self.sync_groups(target.client(), &last);
+                    next_sync = Some(Instant::now() + every);
+                }
+            }
+        }
+    }
+
+    /// Sleeps up to `d`; true when asked to stop.
+    fn wait(&self, d: Duration) -> bool {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            if self.shutdown.stopping() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100).min(until - Instant::now()));
+        }
+        self.shutdown.stopping()
+    }
+
+    /// The name a checkpoint gives a source topic, or None for a topic the flow does not mirror.
+    fn mirrored(&self, topic: &str) -> Option<String> {
+        if !self.filter.matches(topic) {
+            return None;
+        }
+        Some(match &*self.naming {
+            Handler::Remote { policy, source_alias } => policy.checkpoint_topic(source_alias, &self.spec.target_alias, topic),
+            other => other.target_topic(topic).to_string(),
+        })
+    }
+
+    fn emit<C: rdkafka::ClientContext>(
+        &self,
+        source: &rdkafka::client::Client<C>,
+        producer: &BaseProducer,
+        topic: &str,
+        filter: &crate::plan::policy::NameFilter,
+        last: &mut CheckpointStore,
+    ) -> usize {
+        let name = &self.name;
+        let listed = match groups::list_groups(source) {
+            Ok(l) => l,
+            Err(e) => {
+                warn!("[{name}] cannot list the source's consumer groups: {e}");
+                return 0;
+            }
+        };
+        let mut written = 0;
+        for g in listed.iter().filter(|g| filter.matches(&g.group) && Some(&g.group) != self.own_group.as_ref()) {
+            if self.shutdown.stopping() {
+                break;
+            }
+            // Java stamps checkpoints with the time just before the group's offsets were listed.
+            let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+            let committed = match groups::group_offsets(source, &g.group) {
+                Ok(c) => c,
+                Err(e) => {
+                    warn!("[{name}] group {}: {e}", g.group);
+                    continue;
+                }
+            };
+            for c in due(&g.group, &committed, |t| self.mirrored(t), &self.store, last) {
+                let (Ok(key), Ok(value)) = (c.encode_key(), c.encode_value()) else {
+                    warn!("[{name}] no checkpoint for group {} on {}: a name or metadata too long for MirrorMaker 2's format", c.group, c.topic);
+                    continue;
+                };
+                match producer.send(BaseRecord::<[u8], [u8]>::to(topic).partition(0).key(&key).payload(&value).timestamp(ts)) {
+                    Ok(()) => {
+                        last.put(&c);
+                        written += 1;
+                        Metrics::add(&self.metrics.checkpoints, 1);
+                    }
+                    Err((e, _)) => warn!("[{name}] checkpoint of group {} not written: {e}", c.group),
+                }
+                producer.poll(Duration::ZERO);
+            }
+        }
+        written
+    }
+
+    /// `sync.group.offsets.enabled`: each group with checkpoints gets them
+    /// committed on the target unless consumers of it are active there.
+    fn sync_groups<C: rdkafka::ClientContext>(&self, target: &rdkafka::client::Client<C>, last: &CheckpointStore) {
+        let name = &self.name;
+        let states = match groups::list_groups(target) {
+            Ok(l) => l.into_iter().map(|g| (g.group, g.state)).collect::<HashMap<_, _>>(),
+            Err(e) => {
+                warn!("[{name}] group offsets not synced: cannot list the target's groups: {e}");
+                return;
+            }
+        };
+        for (group, translated) in last.groups() {
+            if self.shutdown.stopping() {
+                return;
+            }
+            if states.get(group).is_some_and(|s| s.is_active()) {
+                info!("[{name}] group {group} left alone on the target: it has active consumers there");
+                Metrics::add(&self.metrics.group_syncs_skipped_active, 1);
+                continue;
+            }
+            let on_target = match groups::group_offsets(target, group) {
+                Ok(o) => o,
+                Err(e) => {
+                    warn!("[{name}] group {group} not synced: {e}");
+                    continue;
+                }
+            };
+            let moves = forward_only(&translated, &on_target);
+            if moves.is_empty() {
+                continue;
+            }
+            match groups::alter_group_offsets(target, group, &moves) {
+                Ok(()) => {
+                    info!("[{name}] group {group}: {} partitions moved forward on the target to their translated offsets", moves.len());
+                    Metrics::add(&self.metrics.group_offsets_synced, moves.len() as u64);
+                }
+                Err(GroupError::Active { .. }) => {
+                    info!("[{name}] group {group} left alone on the target: consumers joined it meanwhile");
+                    Metrics::add(&self.metrics.group_syncs_skipped_active, 1);
+                }
+                Err(e) => warn!("[{name}] group {group} not synced: {e}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offset(topic: &str, partition: i32, offset: i64) -> GroupOffset {
+        GroupOffset { topic: topic.into(), partition, offset, metadata: String::new() }
+    }
+
+    fn store_with(topic: &str, partitions: i32, records: i64) -> Arc<FlowSyncs> {
+        let f = FlowSyncs::new(100, None);
+        f.store.loaded(Vec::new());
+        for p in 0..partitions {
+            f.partition(&Arc::from(topic), p).acknowledged((0..records).map(|u| (u, u + 10)));
+        }
+        f.flush(false);
+        f
+    }
+
+    #[test]
+    fn checkpoints_only_for_mirrored_topics_with_syncs_and_only_when_they_move() {
+        let f = store_with("orders", 2, 500);
+        let mirrored = |t: &str| (t == "orders" || t == "nosync").then(|| format!("A.{t}"));
+        let mut last = CheckpointStore::default();
+        let committed = [offset("orders", 0, 250), offset("orders", 1, 500), offset("other", 0, 5), offset("nosync", 0, 5)];
+        let due1 = due("g", &committed, mirrored, &f.store, &last);
+        let got: Vec<(String, i32, i64, i64)> = due1.iter().map(|c| (c.topic.clone(), c.partition, c.upstream_offset, c.downstream_offset)).collect();
+        assert_eq!(got, [("A.orders".into(), 0, 250, 260), ("A.orders".into(), 1, 500, 510)], "exact, and caught-up exact");
+        for c in &due1 {
+            last.put(c);
+        }
+        assert!(due("g", &committed, mirrored, &f.store, &last).is_empty(), "nothing moved, nothing written");
+        // The group rewinds on the source: the checkpoint goes back with it.
+        let rewound = due("g", &[offset("orders", 0, 100)], mirrored, &f.store, &last);
+        assert_eq!(rewound.iter().map(|c| c.downstream_offset).collect::<Vec<_>>(), [110]);
+    }
+
+    #[test]
+    fn a_checkpoint_never_goes_back_without_a_rewind() {
+        let mut last = CheckpointStore::default();
+        let c =
+            |up, down| Checkpoint { group: "g".into(), topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down, metadata: String::new() };
+        last.put(&c(100, 90));
+        assert!(!last.is_more_recent(&c(100, 90)));
+        assert!(!last.is_more_recent(&c(120, 85)), "the group moved on but its translation went back: not written");
+        assert!(last.is_more_recent(&c(120, 95)));
+        assert!(last.is_more_recent(&c(50, 40)), "the group was rewound on the source");
+    }
+
+    #[test]
+    fn group_offsets_only_move_forward_on_the_target() {
+        let translated = [offset("A.t", 0, 100), offset("A.t", 1, 100), offset("A.t", 2, 100)];
+        let on_target = [offset("A.t", 0, 150), offset("A.t", 1, 50)];
+        let moves = forward_only(&translated, &on_target);
+        assert_eq!(moves.iter().map(|o| (o.partition, o.offset)).collect::<Vec<_>>(), [(1, 100), (2, 100)]);
+    }
+}

@@ -1,0 +1,490 @@
+//! Offset-syncs: which target offset each mirrored source offset got,
+//! learnt from the target's acknowledgements, written to MirrorMaker 2's
+//! `mm2-offset-syncs.*.internal` topic and kept in memory for checkpoints.
+//!
+//! Java's source task decides when to write a sync (`OffsetSyncWriter`,
+//! 3.9): the first record of a partition, every `offset.lag.max` records,
+//! and every break in the upstream offsets (compaction, transaction
+//! markers, skipped records) or going back downstream. We follow the same
+//! rule so Java's checkpoint connector, reading our topic, translates as it
+//! would behind Java MM2, and add two writes Java lacks or makes late: the
+//! latest acknowledged record of every partition at each offset commit, and
+//! of a partition that has gone idle, so that a caught-up group translates
+//! with no lag at all.
+//!
+//! A sync only ever names a target offset the target acknowledged: they
+//! are made from delivery reports, in report order per partition (one
+//! source partition always goes to the same producer, whose reports for a
+//! target partition come in offset order). A record acknowledged out of
+//! order (sent again alone after its batch was refused) makes no sync and
+//! breaks the run, so no sync says a later upstream offset sits before it.
+//!
+//! In memory each sync also says whether every record since the previous
+//! sync landed one after the other on both sides. Between two such syncs
+//! the mapping is known record by record, so [`SyncStore::translate`] gives
+//! the exact target offset of any upstream offset in between, where Java
+//! can only say "one past the sync before" and makes the consumer read up
+//! to `offset.lag.max` records twice. Syncs read back from the topic carry
+//! no such knowledge and translate as Java's do.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+
+use crate::engine::formats::OffsetSync;
+use crate::engine::offsets::Tp;
+use crate::fxhash::FxHashMap;
+
+/// Syncs kept in memory per partition: dense near the head, thinned by
+/// halves further back (Java keeps 64, one per power of two back).
+const KEPT_PER_PARTITION: usize = 512;
+
+/// A partition with no acknowledgement for this long has its latest
+/// mapping written, if not yet written.
+pub const IDLE_AFTER: Duration = Duration::from_millis(500);
+
+/// Syncs waiting for the writer; beyond this they are counted and let go
+/// (the in-memory store keeps them: only Java readers lose precision).
+const QUEUE: usize = 100_000;
+
+/// One sync as kept in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    pub up: i64,
+    pub down: i64,
+    /// Every record from the previous kept sync to this one landed one
+    /// after the other on both sides (so offsets in between map 1:1).
+    pub contiguous: bool,
+}
+
+/// The sync rule's state of one source partition, per process lifetime as
+/// Java's is per task lifetime.
+#[derive(Debug)]
+struct Track {
+    prev_up: i64,
+    prev_down: i64,
+    last_sync_down: i64,
+    /// 1:1 on both sides since the last sync written.
+    contiguous: bool,
+    /// The next record must be synced (after one acknowledged out of order).
+    force: bool,
+    /// The latest acknowledged record, when it is not yet synced.
+    delayed: Option<Mapping>,
+    last_ack: Instant,
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track { prev_up: -1, prev_down: -1, last_sync_down: -1, contiguous: false, force: false, delayed: None, last_ack: Instant::now() }
+    }
+}
+
+impl Track {
+    /// Java's `OffsetSyncWriter.update` for one acknowledged record, plus
+    /// the run bookkeeping; returns the sync to write, if one is due.
+    fn acknowledged(&mut self, up: i64, down: i64, lag_max: i64) -> Option<Mapping> {
+        if self.prev_up >= 0 && up <= self.prev_up {
+            // Acknowledged after a later upstream offset: a record sent
+            // again alone, or the source log went back. Neither is a sync
+            // a consumer could trust; the next record is synced instead.
+            *self = Track { prev_up: up, prev_down: down, force: true, last_ack: Instant::now(), ..Track::default() };
+            return None;
+        }
+        let step = self.prev_up >= 0 && up - self.prev_up == 1 && down - self.prev_down == 1;
+        let contiguous = self.contiguous && step;
+        let due =
+            self.last_sync_down < 0 || self.force || down.saturating_sub(self.last_sync_down + 1) >= lag_max || up - self.prev_up != 1 || down < self.prev_down;
+        self.prev_up = up;
+        self.prev_down = down;
+        self.last_ack = Instant::now();
+        let m = Mapping { up, down, contiguous };
+        if due {
+            self.synced(down);
+            Some(m)
+        } else {
+            self.contiguous = contiguous;
+            self.delayed = Some(m);
+            None
+        }
+    }
+
+    fn synced(&mut self, down: i64) {
+        self.last_sync_down = down;
+        self.contiguous = true;
+        self.force = false;
+        self.delayed = None;
+    }
+
+    /// The latest mapping, if not yet written.
+    fn take_delayed(&mut self) -> Option<Mapping> {
+        let m = self.delayed.take()?;
+        self.synced(m.down);
+        Some(m)
+    }
+}
+
+/// What the producer workers hold for one source partition.
+pub struct PartitionSyncs {
+    topic: Arc<str>,
+    partition: i32,
+    flow: Arc<FlowSyncs>,
+    track: Mutex<Track>,
+}
+
+impl std::fmt::Debug for PartitionSyncs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PartitionSyncs({}-{})", self.topic, self.partition)
+    }
+}
+
+impl PartitionSyncs {
+    /// Records of this partition the target acknowledged, in report
+    /// order: `(source offset, target offset)`.
+    pub fn acknowledged(&self, acks: impl IntoIterator<Item = (i64, i64)>) {
+        let lag_max = self.flow.lag_max;
+        let mut due = Vec::new();
+        {
+            let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
+            for (up, down) in acks {
+                due.extend(t.acknowledged(up, down, lag_max));
+            }
+        }
+        for m in due {
+            self.flow.emit(&self.topic, self.partition, m);
+        }
+    }
+
+    fn flush(&self, idle_only: bool) {
+        let m = {
+            let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
+            if idle_only && t.last_ack.elapsed() < IDLE_AFTER {
+                return;
+            }
+            t.take_delayed()
+        };
+        if let Some(m) = m {
+            self.flow.emit(&self.topic, self.partition, m);
+        }
+    }
+}
+
+/// A flow's offset-syncs: the rule's state per partition, the in-memory
+/// store, and the queue to the writer of the syncs topic.
+pub struct FlowSyncs {
+    lag_max: i64,
+    partitions: Mutex<FxHashMap<Tp, Arc<PartitionSyncs>>>,
+    pub store: Arc<SyncStore>,
+    out: Option<Sender<OffsetSync>>,
+    /// Syncs the writer's queue had no room for.
+    pub dropped: AtomicU64,
+}
+
+impl FlowSyncs {
+    /// `out`: where syncs go to be written (None: memory only).
+    pub fn new(lag_max: i64, out: Option<Sender<OffsetSync>>) -> Arc<FlowSyncs> {
+        Arc::new(FlowSyncs { lag_max: lag_max.max(0), partitions: Mutex::default(), store: Arc::new(SyncStore::default()), out, dropped: AtomicU64::new(0) })
+    }
+
+    /// A queue of the size the writer takes syncs from.
+    pub fn queue() -> (Sender<OffsetSync>, Receiver<OffsetSync>) {
+        crossbeam_channel::bounded(QUEUE)
+    }
+
+    /// The handle of one source partition, the same for its whole life in
+    /// this process (so the rule's state survives reassignments).
+    pub fn partition(self: &Arc<Self>, topic: &Arc<str>, partition: i32) -> Arc<PartitionSyncs> {
+        let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry((topic.clone(), partition))
+            .or_insert_with(|| Arc::new(PartitionSyncs { topic: topic.clone(), partition, flow: self.clone(), track: Mutex::new(Track::default()) }))
+            .clone()
+    }
+
+    /// Writes the latest mapping of every partition not yet written (at
+    /// each offset commit and at the end), or of those idle for
+    /// [`IDLE_AFTER`].
+    pub fn flush(&self, idle_only: bool) {
+        let all: Vec<Arc<PartitionSyncs>> = self.partitions.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        for p in all {
+            p.flush(idle_only);
+        }
+    }
+
+    fn emit(&self, topic: &Arc<str>, partition: i32, m: Mapping) {
+        self.store.record(topic, partition, m);
+        if let Some(out) = &self.out {
+            let sync = OffsetSync { topic: topic.to_string(), partition, upstream_offset: m.up, downstream_offset: m.down };
+            if let Err(TrySendError::Full(_)) = out.try_send(sync) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Every known sync, by source partition, for translation.
+#[derive(Default)]
+pub struct SyncStore {
+    inner: Mutex<StoreInner>,
+}
+
+#[derive(Default)]
+struct StoreInner {
+    syncs: FxHashMap<Tp, VecDeque<Mapping>>,
+    /// The syncs topic has been read to its end: until then a translation
+    /// could miss syncs Java or an earlier run wrote, and none is made.
+    loaded: bool,
+    /// Syncs made by this run before the topic was read, added after it.
+    early: Vec<(Tp, Mapping)>,
+}
+
+impl SyncStore {
+    fn record(&self, topic: &Arc<str>, partition: i32, m: Mapping) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if s.loaded {
+            push(s.syncs.entry((topic.clone(), partition)).or_default(), m);
+        } else {
+            s.early.push(((topic.clone(), partition), m));
+        }
+    }
+
+    /// Adds the syncs read from the topic (in log order: Java's, an
+    /// earlier run's, and perhaps some of this run's), then this run's own
+    /// made meanwhile; from then on translations are made.
+    pub fn loaded(&self, read: impl IntoIterator<Item = OffsetSync>) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for sync in read {
+            let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false };
+            push(s.syncs.entry((Arc::from(sync.topic.as_str()), sync.partition)).or_default(), m);
+        }
+        for (tp, m) in std::mem::take(&mut s.early) {
+            push(s.syncs.entry(tp).or_default(), m);
+        }
+        s.loaded = true;
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).loaded
+    }
+
+    /// The target offset a consumer of the target should resume at to
+    /// continue where a group at `upstream` on the source stands; None
+    /// when no sync tells (nothing loaded yet, no sync of the partition,
+    /// or the group is behind the oldest sync kept).
+    ///
+    /// Exact at a sync and, between two syncs that are contiguous, for
+    /// every offset in between; otherwise one past the sync before, which
+    /// may read some records twice but never skips one.
+    pub fn translate(&self, topic: &str, partition: i32, upstream: i64) -> Option<i64> {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.loaded {
+            return None;
+        }
+        translate_in(s.syncs.get(&(Arc::from(topic), partition))?, upstream)
+    }
+
+    /// Syncs kept for a partition (tests and the debug log).
+    pub fn kept(&self, topic: &str, partition: i32) -> usize {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).syncs.get(&(Arc::from(topic), partition)).map_or(0, VecDeque::len)
+    }
+}
+
+/// Adds a sync after those of its partition. One going back upstream
+/// means the source log went back (truncated, topic made again): what was
+/// known before says nothing of the new log, so it starts afresh, as Java's
+/// store does. The same mapping twice (this run's own syncs read back from
+/// the topic, then added as made) is kept once.
+fn push(syncs: &mut VecDeque<Mapping>, m: Mapping) {
+    if let Some(last) = syncs.back() {
+        if syncs.iter().rev().any(|s| s.up == m.up && s.down == m.down) {
+            return;
+        }
+        if m.up < last.up {
+            syncs.clear();
+        }
+    }
+    let m = if syncs.is_empty() { Mapping { contiguous: false, ..m } } else { m };
+    syncs.push_back(m);
+    if syncs.len() > KEPT_PER_PARTITION {
+        thin(syncs);
+    }
+}
+
+/// Drops every other sync of the older half. Two contiguous runs joined
+/// are one contiguous run, so the flag of the sync after a dropped one is
+/// the AND of both.
+fn thin(syncs: &mut VecDeque<Mapping>) {
+    let half = syncs.len() / 2;
+    let mut kept: VecDeque<Mapping> = VecDeque::with_capacity(syncs.len());
+    let mut carry = true;
+    for (i, m) in syncs.drain(..).enumerate() {
+        if i < half && i % 2 == 1 {
+            carry &= m.contiguous;
+            continue;
+        }
+        kept.push_back(Mapping { contiguous: m.contiguous && carry, ..m });
+        carry = true;
+    }
+    *syncs = kept;
+}
+
+fn translate_in(syncs: &VecDeque<Mapping>, upstream: i64) -> Option<i64> {
+    let i = syncs.partition_point(|s| s.up <= upstream).checked_sub(1)?;
+    let at = syncs[i];
+    if at.up == upstream {
+        return Some(at.down);
+    }
+    match syncs.get(i + 1) {
+        Some(next) if next.contiguous && upstream < next.up => Some(at.down + (upstream - at.up)),
+        _ => Some(at.down + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow() -> (Arc<FlowSyncs>, Receiver<OffsetSync>) {
+        let (tx, rx) = FlowSyncs::queue();
+        let f = FlowSyncs::new(100, Some(tx));
+        f.store.loaded(Vec::new());
+        (f, rx)
+    }
+
+    fn written(rx: &Receiver<OffsetSync>) -> Vec<(i64, i64)> {
+        rx.try_iter().map(|s| (s.upstream_offset, s.downstream_offset)).collect()
+    }
+
+    #[test]
+    fn java_rule_first_record_every_lag_max_and_every_upstream_gap() {
+        let (f, rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        // 0..250 land at 1000..1250 one after the other.
+        p.acknowledged((0..250).map(|u| (u, 1000 + u)));
+        // Java's test is down - (last synced down + 1) >= offset.lag.max.
+        assert_eq!(written(&rx), [(0, 1000), (101, 1101), (202, 1202)], "first record, then every offset.lag.max (100) + 1");
+        // An upstream gap (300 after 249: compaction, transaction markers).
+        p.acknowledged([(300, 1250), (301, 1251)]);
+        assert_eq!(written(&rx), [(300, 1250)]);
+        // Going back downstream (target truncated).
+        p.acknowledged([(302, 10)]);
+        assert_eq!(written(&rx), [(302, 10)]);
+    }
+
+    #[test]
+    fn the_latest_mapping_is_written_at_commit_and_once() {
+        let (f, rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..42).map(|u| (u, u + 7)));
+        assert_eq!(written(&rx), [(0, 7)]);
+        f.flush(false);
+        assert_eq!(written(&rx), [(41, 48)], "a caught-up group at 42 translates exactly through (41, 48): 49");
+        f.flush(false);
+        assert!(written(&rx).is_empty(), "nothing new, nothing written");
+        assert_eq!(f.store.translate("t", 0, 42), Some(49));
+    }
+
+    #[test]
+    fn idle_partitions_are_written_once_idle() {
+        let (f, rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..5).map(|u| (u, u)));
+        written(&rx);
+        f.flush(true);
+        assert!(written(&rx).is_empty(), "acknowledged just now: not idle yet");
+        p.track.lock().unwrap().last_ack -= IDLE_AFTER;
+        f.flush(true);
+        assert_eq!(written(&rx), [(4, 4)]);
+    }
+
+    #[test]
+    fn between_contiguous_syncs_translation_is_exact() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..250).map(|u| (u, 1000 + u)));
+        f.flush(false);
+        for up in [0, 1, 57, 99, 100, 150, 249] {
+            assert_eq!(f.store.translate("t", 0, up), Some(1000 + up), "upstream {up}");
+        }
+        assert_eq!(f.store.translate("t", 0, 250), Some(1250), "one past the last: the next record's place");
+        assert_eq!(f.store.translate("t", 0, 5000), Some(1250), "ahead of the mirror: never past what the target has");
+    }
+
+    #[test]
+    fn a_broken_run_falls_back_to_one_past_the_sync_before() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        // Another source writes into the same target partition: downstream
+        // jumps without an upstream gap, which Java's rule does not sync.
+        p.acknowledged((0..50).map(|u| (u, u)));
+        p.acknowledged((50..100).map(|u| (u, u + 10)));
+        p.acknowledged((100..120).map(|u| (u, u + 10)));
+        f.flush(false);
+        // 0 and 100 are synced; between them the run is broken at 50.
+        assert_eq!(f.store.translate("t", 0, 0), Some(0));
+        assert_eq!(f.store.translate("t", 0, 70), Some(1), "not 80: the mapping between is not known record by record");
+        assert_eq!(f.store.translate("t", 0, 100), Some(110));
+        assert_eq!(f.store.translate("t", 0, 110), Some(120), "100..119 ran 1:1, flushed at 119");
+    }
+
+    #[test]
+    fn a_record_acknowledged_out_of_order_makes_no_sync_and_never_overshoots() {
+        let (f, rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        // 0..10 sent; 5's batch was refused and 5 goes again alone, landing last.
+        p.acknowledged([(0, 100), (1, 101), (2, 102), (3, 103), (4, 104), (6, 105), (7, 106), (8, 107), (9, 108), (5, 109), (10, 110)]);
+        let w = written(&rx);
+        assert!(!w.contains(&(5, 109)), "5 came back after 9: no sync may say 5 sits at 109 ({w:?})");
+        assert!(w.contains(&(10, 110)), "the record after it is synced ({w:?})");
+        // A group at 5 has not read 5 yet: it must land at or before 109.
+        let t = f.store.translate("t", 0, 5).unwrap();
+        assert!((100..=109).contains(&t), "{t}");
+        // A group at 7 must not skip 7 (at 106), nor 5 (whose place is 109: it had read 5).
+        assert!(f.store.translate("t", 0, 7).unwrap() <= 106);
+    }
+
+    #[test]
+    fn the_store_waits_for_the_topic_and_keeps_read_syncs_approximate() {
+        let f = FlowSyncs::new(100, None);
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((1000..1010).map(|u| (u, u + 1)));
+        f.flush(false);
+        assert_eq!(f.store.translate("t", 0, 1005), None, "never before the syncs topic is read");
+        let read = |up, down| OffsetSync { topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down };
+        // An earlier run's syncs, and this run's first one read back too.
+        f.store.loaded([read(0, 1), read(500, 501), read(1000, 1001)]);
+        assert_eq!(f.store.translate("t", 0, 250), Some(2), "read syncs say nothing of what lies between: one past, as Java");
+        assert_eq!(f.store.translate("t", 0, 1005), Some(1006), "this run's own are exact");
+        assert_eq!(f.store.kept("t", 0), 4, "0, 500, 1000 and 1009; 1000 once");
+        assert_eq!(f.store.translate("u", 0, 5), None, "no sync, no translation");
+    }
+
+    #[test]
+    fn a_source_that_goes_back_starts_afresh() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((100..200).map(|u| (u, u)));
+        f.flush(false);
+        p.acknowledged((0..10).map(|u| (u, 500 + u)));
+        f.flush(false);
+        // The first record after the rewind came back below the last one:
+        // no sync for it; the next one starts the new log's syncs.
+        assert_eq!(f.store.translate("t", 0, 150), Some(510), "upstream 150 is past the new log's syncs: one past its latest");
+        assert_eq!(f.store.translate("t", 0, 5), Some(505));
+        assert_eq!(f.store.translate("t", 0, 0), None, "behind every sync of the new log: no checkpoint");
+    }
+
+    #[test]
+    fn kept_syncs_are_bounded_and_stay_safe() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..200_000).map(|u| (u, u)));
+        f.flush(false);
+        assert!(f.store.kept("t", 0) <= KEPT_PER_PARTITION);
+        for up in [0, 1, 99, 12_345, 150_000, 199_999] {
+            let t = f.store.translate("t", 0, up);
+            assert_eq!(t, Some(up), "all 1:1: thinned runs stay contiguous, so still exact ({up})");
+        }
+    }
+}
