@@ -104,6 +104,37 @@ pub struct BeyondOptions {
     pub provenance: bool,
     pub throttle_records_per_sec: Option<u64>,
     pub throttle_bytes_per_sec: Option<u64>,
+    /// MirrorMaker 2's offset-syncs and checkpoints (`--emit.checkpoints`).
+    pub checkpoints: CheckpointOptions,
+}
+
+/// Consumer failover in MM1 mode: offset-syncs and checkpoints written to
+/// the target as MirrorMaker 2 writes them, so Java's `RemoteClusterUtils`
+/// (with IdentityReplicationPolicy) and `mirror-maker translate-offsets`
+/// translate the source's groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointOptions {
+    pub emit: bool,
+    /// One per `--consumer.config`, in order (`--source.alias`); empty: `source`.
+    pub source_aliases: Vec<String>,
+    pub target_alias: String,
+    /// MirrorMaker 2's `groups`: a comma list of Java regexes.
+    pub groups: String,
+    pub interval_ms: u64,
+    pub sync_group_offsets: bool,
+}
+
+impl Default for CheckpointOptions {
+    fn default() -> Self {
+        CheckpointOptions {
+            emit: EMIT_CHECKPOINTS.kind.default,
+            source_aliases: Vec::new(),
+            target_alias: TARGET_ALIAS.kind.default.into(),
+            groups: CHECKPOINT_GROUPS.kind.default.into(),
+            interval_ms: CHECKPOINT_INTERVAL_MS.kind.default,
+            sync_group_offsets: SYNC_GROUP_OFFSETS.kind.default,
+        }
+    }
 }
 
 impl Default for BeyondOptions {
@@ -116,6 +147,7 @@ impl Default for BeyondOptions {
             provenance: PROVENANCE_HEADER.kind.default,
             throttle_records_per_sec: None,
             throttle_bytes_per_sec: None,
+            checkpoints: CheckpointOptions::default(),
         }
     }
 }
@@ -669,6 +701,42 @@ const THROTTLE_BYTES_PER_SEC: Opt<Rate> = Opt::new(
     Rate { unit: "bytes" },
     "Most key+value bytes per second this process writes to the target (smooth; backpressure, nothing dropped). Default: no limit.",
 );
+const EMIT_CHECKPOINTS: Opt<Bool> = Opt::new(
+    "emit.checkpoints",
+    "BOOL",
+    Bool { default: false, fix: "write true or false (true writes MirrorMaker 2's offset-syncs and checkpoints to the target)" },
+    "Write MirrorMaker 2's offset-syncs (mm2-offset-syncs.<source alias>.internal) and checkpoints (<source alias>.checkpoints.internal) \
+     to the target, so consumer groups can fail over to it at translated offsets (mirror-maker translate-offsets, or Java's \
+     RemoteClusterUtils with IdentityReplicationPolicy). Needs --message.handler partition-preserving. Default {default}.",
+);
+const SOURCE_ALIAS: Opt<Words> = Opt::new(
+    "source.alias",
+    "ALIAS",
+    Words,
+    "With --emit.checkpoints: each source cluster's name in the checkpoint topics, one per --consumer.config in their order. Default: source.",
+);
+const TARGET_ALIAS: Opt<TextOr> =
+    Opt::new("target.alias", "ALIAS", TextOr { default: "target" }, "With --emit.checkpoints: the target cluster's name. Default {default}.");
+const CHECKPOINT_GROUPS: Opt<TextOr> = Opt::new(
+    "checkpoint.groups",
+    "REGEX",
+    TextOr { default: ".*" },
+    "With --emit.checkpoints: the source consumer groups to checkpoint, comma-separated Java regexes as MirrorMaker 2's groups \
+     (console-consumer-.*, connect-.* and __.* are always left out, as there). Default {default}.",
+);
+const CHECKPOINT_INTERVAL_MS: Opt<Millis> = Opt::new(
+    "checkpoint.interval.ms",
+    "MS",
+    Millis { default: 60_000, min: 1_000 },
+    "With --emit.checkpoints: how often the groups' committed offsets are translated and written. Default {default}.",
+);
+const SYNC_GROUP_OFFSETS: Opt<Bool> = Opt::new(
+    "sync.group.offsets",
+    "BOOL",
+    Bool { default: false, fix: "write true or false" },
+    "With --emit.checkpoints: also commit the translated offsets to each group on the target that has no active consumer there, \
+     never moving one back (MirrorMaker 2's sync.group.offsets.enabled). Default {default}.",
+);
 const CHECK_CONFIG: Opt<Flag> = Opt::flag(
     "check-config",
     Flag,
@@ -725,6 +793,12 @@ const OPTIONS: &[&dyn Spec] = &[
     &PROVENANCE_HEADER,
     &THROTTLE_RECORDS_PER_SEC,
     &THROTTLE_BYTES_PER_SEC,
+    &EMIT_CHECKPOINTS,
+    &SOURCE_ALIAS,
+    &TARGET_ALIAS,
+    &CHECKPOINT_GROUPS,
+    &CHECKPOINT_INTERVAL_MS,
+    &SYNC_GROUP_OFFSETS,
     &CHECK_CONFIG,
     &ACCEPT_ZOOKEEPER_OFFSETS_LOSS,
     &MM2_CONFIG,
@@ -898,6 +972,14 @@ fn read_options(m: &ArgMatches, mut notices: Vec<String>) -> Result<Options, Usa
             provenance: PROVENANCE_HEADER.read(m)?,
             throttle_records_per_sec: THROTTLE_RECORDS_PER_SEC.read(m)?,
             throttle_bytes_per_sec: THROTTLE_BYTES_PER_SEC.read(m)?,
+            checkpoints: CheckpointOptions {
+                emit: EMIT_CHECKPOINTS.read(m)?,
+                source_aliases: SOURCE_ALIAS.read(m),
+                target_alias: TARGET_ALIAS.read(m),
+                groups: CHECKPOINT_GROUPS.read(m),
+                interval_ms: CHECKPOINT_INTERVAL_MS.read(m)?,
+                sync_group_offsets: SYNC_GROUP_OFFSETS.read(m)?,
+            },
         },
         notices,
         accept_zookeeper_offsets_loss: ACCEPT_ZOOKEEPER_OFFSETS_LOSS.read(m),
@@ -1160,7 +1242,8 @@ mod tests {
                 sync_partitions: false,
                 provenance: false,
                 throttle_records_per_sec: Some(500),
-                throttle_bytes_per_sec: Some(1_000_000)
+                throttle_bytes_per_sec: Some(1_000_000),
+                checkpoints: CheckpointOptions::default(),
             }
         );
         let e = parse(&with(&["--whitelist", "x", "--create.topics", "no"])).unwrap_err();

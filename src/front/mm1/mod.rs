@@ -14,8 +14,9 @@ use crate::front::settings::{Role, TranslateOptions};
 use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
-use crate::plan::{Flow, Ops, Plan, Shape, SideEffects, Target};
-use cli::{Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
+use crate::plan::policy::NameFilter;
+use crate::plan::{Checkpointing, Checkpoints, Flow, InternalTopic, Ops, Plan, Shape, SideEffects, Target};
+use cli::{CheckpointOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
 
 /// The plan for these options: the files loaded and translated, filter and
 /// handler built; no network I/O (except reading the brokers of a
@@ -41,22 +42,90 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
     let target = Arc::new(Target { settings: target, origin: format!("--producer.config {}", options.producer_config.display()) });
     let b = &options.beyond;
     let side_effects = SideEffects { create_topics: b.create_topics, sync_partitions: b.sync_partitions, provenance: b.provenance };
+    let aliases = source_aliases(&b.checkpoints, sources.len(), &naming)?;
+    let mut internal_topics = Vec::new();
     let flows = sources
         .into_iter()
         .enumerate()
-        .map(|(i, (path, source, filter))| Flow {
-            name: format!("source {i}"),
-            source_origin: format!("--consumer.config {}", path.display()),
-            source,
-            target: target.clone(),
-            filter: Arc::new(filter),
-            naming: naming.clone(),
-            side_effects,
-            remote_topics: None,
-            checkpointing: None,
+        .map(|(i, (path, source, filter))| {
+            let checkpointing = match &aliases {
+                Some(a) => Some(Arc::new(checkpointing(&b.checkpoints, &a[i], &target, &mut internal_topics)?)),
+                None => None,
+            };
+            Ok(Flow {
+                name: format!("source {i}"),
+                source_origin: format!("--consumer.config {}", path.display()),
+                source,
+                target: target.clone(),
+                filter: Arc::new(filter),
+                naming: naming.clone(),
+                side_effects,
+                remote_topics: None,
+                checkpointing,
+            })
         })
-        .collect();
-    Ok(Plan { flows, heartbeats: Vec::new(), internal_topics: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
+        .collect::<Result<Vec<Flow>, ConfigError>>()?;
+    Ok(Plan { flows, heartbeats: Vec::new(), internal_topics, shape: shape(options, commit_interval_ms), ops: ops(options) })
+}
+
+/// Each source's alias in the checkpoint topics, when `--emit.checkpoints`
+/// is on; refused when a sync could not mean anything.
+fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Handler) -> Result<Option<Vec<String>>, ConfigError> {
+    if !c.emit {
+        return Ok(None);
+    }
+    if !naming.preserves_partitions() {
+        return Err(ConfigError(format!(
+            "--emit.checkpoints needs every record in its source partition's number on the target (an offset-sync maps a source partition \
+             to the target partition of the same number), which --message.handler {} does not do: add --message.handler partition-preserving",
+            naming.name()
+        )));
+    }
+    let aliases = match c.source_aliases.len() {
+        0 if sources == 1 => vec!["source".to_string()],
+        n if n == sources => c.source_aliases.clone(),
+        n => {
+            return Err(ConfigError(format!(
+                "--source.alias names {n} source cluster(s) but there are {sources} --consumer.config files: give one alias per file, in the same order"
+            )))
+        }
+    };
+    for (i, a) in aliases.iter().enumerate() {
+        if a.is_empty() || a.contains(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+            return Err(ConfigError(format!("--source.alias '{a}': an alias becomes part of topic names: use letters, digits, '.', '_' or '-'")));
+        }
+        if aliases[..i].contains(a) || *a == c.target_alias {
+            return Err(ConfigError(format!("--source.alias '{a}' is given twice (or is the --target.alias): each cluster needs its own")));
+        }
+    }
+    Ok(Some(aliases))
+}
+
+/// A flow's offset-syncs and checkpoints, both on the target (MM1 mode
+/// never writes to the source): the syncs as MirrorMaker 2's
+/// `offset-syncs.topic.location=target` names them.
+fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target, internal: &mut Vec<InternalTopic>) -> Result<Checkpointing, ConfigError> {
+    let include: Vec<String> = c.groups.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect();
+    let groups =
+        NameFilter::new(&include, &NameFilter::default_groups().exclude_list).map_err(|e| ConfigError(format!("--checkpoint.groups '{}': {e}", c.groups)))?;
+    let (syncs_topic, checkpoints_topic) = (format!("mm2-offset-syncs.{alias}.internal"), format!("{alias}.checkpoints.internal"));
+    for topic in [&syncs_topic, &checkpoints_topic] {
+        internal.push(InternalTopic { cluster: target.settings.clone(), topic: topic.clone(), replication_factor: 3 });
+    }
+    Ok(Checkpointing {
+        source_alias: alias.to_string(),
+        target_alias: c.target_alias.clone(),
+        syncs_cluster: target.settings.clone(),
+        syncs_topic,
+        write_syncs: true,
+        lag_max: 100,
+        checkpoints: Some(Checkpoints {
+            topic: checkpoints_topic,
+            interval: Duration::from_millis(c.interval_ms),
+            groups,
+            sync_group_offsets: c.sync_group_offsets.then(|| Duration::from_millis(c.interval_ms)),
+        }),
+    })
 }
 
 /// `--offset.commit.interval.ms`, else the consumer file's auto-commit
@@ -92,5 +161,44 @@ fn ops(options: &Options) -> Ops {
         stats_interval: Duration::from_millis(options.stats_interval_ms),
         metrics: options.metrics_port.map(|port| (options.metrics_bind.clone(), port)),
         label_flows: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(aliases: &[&str]) -> CheckpointOptions {
+        CheckpointOptions { emit: true, source_aliases: aliases.iter().map(|a| a.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn checkpoints_need_partition_preserving_and_an_alias_per_source() {
+        let pp = Handler::PartitionPreserving;
+        assert_eq!(source_aliases(&CheckpointOptions::default(), 1, &Handler::Identity).unwrap(), None, "off by default");
+        let e = source_aliases(&on(&[]), 1, &Handler::Identity).unwrap_err();
+        assert!(e.0.contains("--message.handler partition-preserving"), "{e}");
+        assert_eq!(source_aliases(&on(&[]), 1, &pp).unwrap(), Some(vec!["source".to_string()]));
+        assert!(source_aliases(&on(&[]), 2, &pp).unwrap_err().0.contains("one alias per file"));
+        assert_eq!(source_aliases(&on(&["A", "B"]), 2, &pp).unwrap(), Some(vec!["A".to_string(), "B".to_string()]));
+        assert!(source_aliases(&on(&["A", "A"]), 2, &pp).unwrap_err().0.contains("given twice"));
+        assert!(source_aliases(&on(&["target"]), 1, &pp).unwrap_err().0.contains("--target.alias"));
+        assert!(source_aliases(&on(&["a b"]), 1, &pp).unwrap_err().0.contains("letters, digits"));
+    }
+
+    #[test]
+    fn checkpoints_and_syncs_go_to_the_target_named_as_mm2_names_them_there() {
+        let file = properties::parse(std::path::Path::new("t.properties"), b"bootstrap.servers=t:9092\n").unwrap();
+        let settings = translate::translate(&file, Role::Producer).unwrap();
+        let target = Target { settings, origin: "t".into() };
+        let mut internal = Vec::new();
+        let c = CheckpointOptions { groups: "app-.*, billing".into(), ..on(&[]) };
+        let cp = checkpointing(&c, "east", &target, &mut internal).unwrap();
+        assert_eq!(cp.syncs_topic, "mm2-offset-syncs.east.internal", "offset-syncs.topic.location=target naming");
+        let checkpoints = cp.checkpoints.unwrap();
+        assert_eq!(checkpoints.topic, "east.checkpoints.internal");
+        assert!(checkpoints.groups.matches("app-1") && checkpoints.groups.matches("billing"));
+        assert!(!checkpoints.groups.matches("other") && !checkpoints.groups.matches("console-consumer-1"));
+        assert_eq!(internal.iter().map(|t| t.topic.as_str()).collect::<Vec<_>>(), ["mm2-offset-syncs.east.internal", "east.checkpoints.internal"]);
     }
 }
