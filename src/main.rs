@@ -36,6 +36,10 @@ fn init_logging(log_file: Option<&Arc<LogFile>>) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == mirror_maker::front::failover::COMMAND) {
+        init_logging(None);
+        std::process::exit(mirror_maker::front::failover::run(&args[1..]));
+    }
     let invocation = match cli::parse(&args) {
         Ok(i) => i,
         Err(e) => {

@@ -7,6 +7,7 @@
 //! properties into librdkafka settings. [`check`] prints `--check-config`.
 
 pub mod check;
+pub mod failover;
 pub mod mm1;
 pub mod mm2;
 pub mod properties;
