@@ -30,11 +30,11 @@
 //! topic (`A<id>.checkpoints.internal` on B) and offset-syncs topic
 //! (`mm2-offset-syncs.B<id>.internal` on A) hold its records only.
 //!
-//! Run (the mirror-maker test is ignored until #20's emitters exist):
-//!   scripts/test --test failover -- --include-ignored --nocapture
+//! Run:
+//!   scripts/test --test failover -- --nocapture
 //! or, against running clusters,
 //!   MM_SOURCE_BOOTSTRAP=... MM_TARGET_BOOTSTRAP=... MM_EXTRA_BOOTSTRAP=... \
-//!     cargo test --release --test failover -- --include-ignored --nocapture
+//!     cargo test --release --test failover -- --nocapture
 
 mod common;
 
@@ -594,7 +594,6 @@ fn failover_with_java_mm2_loses_nothing() {
 }
 
 #[test]
-#[ignore = "needs the checkpoint emitter of #20, being written"]
 fn failover_with_mirror_maker_loses_nothing_and_repeats_at_most_offset_lag_max() {
     require_clusters!(source(), target());
     let figures = failover(Kind::MirrorMaker);

@@ -84,30 +84,41 @@ impl Default for Track {
 
 impl Track {
     /// Java's `OffsetSyncWriter.update` for one acknowledged record, plus
-    /// the run bookkeeping; returns the sync to write, if one is due.
-    fn acknowledged(&mut self, up: i64, down: i64, lag_max: i64) -> Option<Mapping> {
+    /// the run bookkeeping; returns the syncs to write, if any are due.
+    /// Where the run breaks (a gap on either side), the record before the
+    /// break is synced too when it was not: a group that stopped inside
+    /// the gap (on a transaction marker, in an aborted stretch) then
+    /// translates to the first record after it, not one past a sync far
+    /// before.
+    fn acknowledged(&mut self, up: i64, down: i64, lag_max: i64, due: &mut Vec<Mapping>) {
         if self.prev_up >= 0 && up <= self.prev_up {
             // Acknowledged after a later upstream offset: a record sent
             // again alone, or the source log went back. Neither is a sync
             // a consumer could trust; the next record is synced instead.
+            due.extend(self.take_delayed());
             *self = Track { prev_up: up, prev_down: down, force: true, last_ack: Instant::now(), ..Track::default() };
-            return None;
+            return;
         }
         let step = self.prev_up >= 0 && up - self.prev_up == 1 && down - self.prev_down == 1;
+        if !step {
+            due.extend(self.take_delayed());
+        }
         let contiguous = self.contiguous && step;
-        let due =
-            self.last_sync_down < 0 || self.force || down.saturating_sub(self.last_sync_down + 1) >= lag_max || up - self.prev_up != 1 || down < self.prev_down;
+        let is_due = self.last_sync_down < 0
+            || self.force
+            || down.saturating_sub(self.last_sync_down + 1) >= lag_max
+            || up - self.prev_up != 1
+            || down < self.prev_down;
         self.prev_up = up;
         self.prev_down = down;
         self.last_ack = Instant::now();
         let m = Mapping { up, down, contiguous };
-        if due {
+        if is_due {
             self.synced(down);
-            Some(m)
+            due.push(m);
         } else {
             self.contiguous = contiguous;
             self.delayed = Some(m);
-            None
         }
     }
 
@@ -149,7 +160,7 @@ impl PartitionSyncs {
         {
             let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
             for (up, down) in acks {
-                due.extend(t.acknowledged(up, down, lag_max));
+                t.acknowledged(up, down, lag_max, &mut due);
             }
         }
         for m in due {
@@ -364,12 +375,13 @@ mod tests {
         p.acknowledged((0..250).map(|u| (u, 1000 + u)));
         // Java's test is down - (last synced down + 1) >= offset.lag.max.
         assert_eq!(written(&rx), [(0, 1000), (101, 1101), (202, 1202)], "first record, then every offset.lag.max (100) + 1");
-        // An upstream gap (300 after 249: compaction, transaction markers).
+        // An upstream gap (300 after 249: compaction, transaction markers):
+        // the record after it, and (beyond Java) the one before it.
         p.acknowledged([(300, 1250), (301, 1251)]);
-        assert_eq!(written(&rx), [(300, 1250)]);
+        assert_eq!(written(&rx), [(249, 1249), (300, 1250)]);
         // Going back downstream (target truncated).
         p.acknowledged([(302, 10)]);
-        assert_eq!(written(&rx), [(302, 10)]);
+        assert_eq!(written(&rx), [(301, 1251), (302, 10)]);
     }
 
     #[test]
@@ -421,11 +433,12 @@ mod tests {
         p.acknowledged((50..100).map(|u| (u, u + 10)));
         p.acknowledged((100..120).map(|u| (u, u + 10)));
         f.flush(false);
-        // 0 and 100 are synced; between them the run is broken at 50.
+        // 0 and 49 (the record before the break) are synced, then 119 at
+        // the end; the run from 49 to 119 is broken at 50.
         assert_eq!(f.store.translate("t", 0, 0), Some(0));
-        assert_eq!(f.store.translate("t", 0, 70), Some(1), "not 80: the mapping between is not known record by record");
-        assert_eq!(f.store.translate("t", 0, 100), Some(110));
-        assert_eq!(f.store.translate("t", 0, 110), Some(120), "100..119 ran 1:1, flushed at 119");
+        assert_eq!(f.store.translate("t", 0, 30), Some(30), "0..49 ran 1:1");
+        assert_eq!(f.store.translate("t", 0, 70), Some(50), "not 80: the mapping after the break is not known record by record");
+        assert_eq!(f.store.translate("t", 0, 119), Some(129));
     }
 
     #[test]
@@ -440,8 +453,22 @@ mod tests {
         // A group at 5 has not read 5 yet: it must land at or before 109.
         let t = f.store.translate("t", 0, 5).unwrap();
         assert!((100..=109).contains(&t), "{t}");
-        // A group at 7 must not skip 7 (at 106), nor 5 (whose place is 109: it had read 5).
-        assert!(f.store.translate("t", 0, 7).unwrap() <= 106);
+        // A group at 7 must not skip 7, at 106.
+        assert_eq!(f.store.translate("t", 0, 7), Some(106));
+    }
+
+    #[test]
+    fn a_group_inside_a_gap_resumes_at_the_first_record_after_it() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        // A committed transaction at 0..39 (marker 40), an aborted one at
+        // 41..80 (marker 81): a read_committed mirror sees 0..39, then 82...
+        p.acknowledged((0..40).map(|u| (u, u)));
+        p.acknowledged((82..100).map(|u| (u, u - 42)));
+        f.flush(false);
+        for (group_at, resume) in [(40, 40), (41, 40), (60, 40), (81, 40), (82, 40), (90, 48), (39, 39), (100, 58)] {
+            assert_eq!(f.store.translate("t", 0, group_at), Some(resume), "a group at {group_at}");
+        }
     }
 
     #[test]
