@@ -74,7 +74,10 @@ fn main() {
         }
         cli::Invocation::Mm2(options) => {
             let _pid_lock = lock_pid_file(options.pid_file.as_deref(), &options.notices, log_file.is_some());
-            start(mm2::load(&options.config, &options.clusters).and_then(|cfg| mm2::plan::plan(&cfg, mm2_ops(&options))), log_file)
+            start(
+                mm2::load(&options.config, &options.clusters).and_then(|cfg| mm2::plan::plan_with(&cfg, mm2_ops(&options), options.write_connect_offsets)),
+                log_file,
+            )
         }
     };
     std::process::exit(code);

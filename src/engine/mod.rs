@@ -9,6 +9,7 @@
 
 pub mod batch;
 pub mod checkpoints;
+pub mod connect_offsets;
 pub mod consumer;
 pub mod formats;
 pub mod handoff;
@@ -218,6 +219,16 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
             }
             None => None,
         };
+        // Java MM2's positions go into the flow's group before its consumers read it.
+        if let Some(spec) = &flow.connect_offsets {
+            match connect_offsets::start(flow, spec, env.shape.commit_interval, env.shutdown).map_err(|e| StartError(format!("{}: {e}", flow.name)))? {
+                Some(started) => {
+                    workers.side.extend(started.thread);
+                    workers.failover_done.push(started.workers_done);
+                }
+                None => return Ok(None),
+            }
+        }
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);

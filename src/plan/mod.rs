@@ -64,6 +64,27 @@ pub struct Flow {
     pub remote_topics: Option<Arc<RemoteTopics>>,
     /// Offset-syncs and checkpoints, so consumer groups can fail over.
     pub checkpointing: Option<Arc<Checkpointing>>,
+    /// Java MirrorMaker 2's positions of this flow (MM2 mode only): taken
+    /// over at start, and handed back while running when asked.
+    pub connect_offsets: Option<Arc<ConnectOffsets>>,
+}
+
+/// Where Java MirrorMaker 2's Connect worker keeps a flow's source
+/// positions (`offset.storage.topic` on the target), so a flow can move
+/// between Java MM2 and this mirror without copying records again.
+#[derive(Debug)]
+pub struct ConnectOffsets {
+    /// The `cluster` field of the records' keys.
+    pub source_alias: String,
+    /// `mm2-offsets.<source>.internal` unless the file says otherwise.
+    pub topic: String,
+    /// `offset.storage.partitions` and `offset.storage.replication.factor`,
+    /// used when the topic is created for a hand-back.
+    pub partitions: i32,
+    pub replication_factor: i16,
+    /// Write the flow's committed positions there while running
+    /// (`--mm2.write.connect.offsets`), so Java MM2 can take over again.
+    pub hand_back: bool,
 }
 
 /// MirrorMaker 2's offset translation for one flow: offset-syncs learnt
@@ -224,6 +245,7 @@ mod tests {
             side_effects: SideEffects { create_topics: true, sync_partitions: true, provenance: false },
             remote_topics: None,
             checkpointing: None,
+            connect_offsets: None,
         };
         let shape = Shape {
             streams: 1,

@@ -183,6 +183,9 @@ pub enum Invocation {
 pub struct Mm2Options {
     pub config: PathBuf,
     pub clusters: Vec<String>,
+    /// `--mm2.write.connect.offsets`: hand each flow's positions back to
+    /// Java MM2's Connect offsets while running.
+    pub write_connect_offsets: bool,
     pub check: bool,
     pub drain_timeout_ms: u64,
     pub stats_interval_ms: u64,
@@ -754,10 +757,18 @@ const MM2_CONFIG: Opt<Path> = Opt::new(
     "FILE",
     Path,
     "Run a MirrorMaker 2 file (connect-mirror-maker.properties) instead of MM1 options: every enabled A->B flow in this process. \
-     With it, only --clusters, --check-config and the operations options (log, pid, metrics, stats, drain) apply.",
+     With it, only --clusters, --mm2.write.connect.offsets, --check-config and the operations options (log, pid, metrics, stats, drain) apply.",
 );
 const CLUSTERS: Opt<Words> =
     Opt::new("clusters", "ALIAS", Words, "With --mm2.config: run only the flows whose target is one of these aliases, as MM2's --clusters does.");
+const MM2_WRITE_CONNECT_OFFSETS: Opt<Bool> = Opt::new(
+    "mm2.write.connect.offsets",
+    "BOOL",
+    Bool { default: false, fix: "write true or false (true writes each flow's positions where Java MirrorMaker 2 reads them)" },
+    "With --mm2.config: also write each flow's committed positions to Java MirrorMaker 2's Connect offsets (mm2-offsets.<source>.internal \
+     on the target, created if missing) at every commit interval and at the stop, so Java MM2 started on the same file continues where \
+     this stopped. Java's positions there are always read at start, whatever this says. Default {default}.",
+);
 const DEMO: Opt<Flag> = Opt::flag("demo", Flag, "Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check.");
 const HELP: Opt<Flag> = Opt::flag("help", Flag, "Print this help.");
 const VERSION: Opt<Flag> = Opt::flag("version", Flag, "Print the version.");
@@ -803,6 +814,7 @@ const OPTIONS: &[&dyn Spec] = &[
     &ACCEPT_ZOOKEEPER_OFFSETS_LOSS,
     &MM2_CONFIG,
     &CLUSTERS,
+    &MM2_WRITE_CONNECT_OFFSETS,
     &DEMO,
     &HELP,
     &VERSION,
@@ -993,6 +1005,7 @@ fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Re
     let mm2_only: &[&str] = &[
         MM2_CONFIG.name,
         CLUSTERS.name,
+        MM2_WRITE_CONNECT_OFFSETS.name,
         CHECK_CONFIG.name,
         DRAIN_TIMEOUT_MS.name,
         STATS_INTERVAL_MS.name,
@@ -1012,6 +1025,7 @@ fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Re
     Ok(Mm2Options {
         config,
         clusters: CLUSTERS.read(m),
+        write_connect_offsets: MM2_WRITE_CONNECT_OFFSETS.read(m)?,
         check: CHECK_CONFIG.read(m),
         drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
         stats_interval_ms: STATS_INTERVAL_MS.read(m)?,

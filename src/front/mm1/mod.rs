@@ -62,6 +62,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
                 side_effects,
                 remote_topics: None,
                 checkpointing,
+                connect_offsets: None,
             })
         })
         .collect::<Result<Vec<Flow>, ConfigError>>()?;

@@ -15,13 +15,20 @@ use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};
-use crate::plan::{Checkpointing, Checkpoints, Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+use crate::plan::{Checkpointing, Checkpoints, ConnectOffsets, Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
 
 /// A refresh turned off still needs one look at the topics, at the start.
 const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// The plan for an MM2 file's flows; `ops` comes from the command line.
+/// Nothing is written to Java MM2's Connect offsets (see [`plan_with`]).
 pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
+    plan_with(cfg, ops, false)
+}
+
+/// [`plan`], with `hand_back`: `--mm2.write.connect.offsets`, each flow's
+/// positions written to Java MM2's Connect offsets while running.
+pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, ConfigError> {
     for n in &cfg.notices {
         info!("{n}");
     }
@@ -37,7 +44,7 @@ pub fn plan(cfg: &Mm2Config, ops: Ops) -> Result<Plan, ConfigError> {
             origin: format!("cluster {} of {}", f.target, cfg.path.display()),
         });
         if f.enabled {
-            let flow = record_flow(cfg, f, target.clone())?;
+            let flow = record_flow(cfg, f, target.clone(), hand_back)?;
             internal_topics.extend(internal_topics_of(f, &flow));
             flows.push(flow);
         }
@@ -103,7 +110,7 @@ pub fn group_id(f: &Mm2Flow) -> String {
     format!("mm2.{}->{}", f.source, f.target)
 }
 
-fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow, ConfigError> {
+fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: bool) -> Result<Flow, ConfigError> {
     let source = consumer_settings(f)?;
     let reverse = cfg.flows.iter().any(|r| r.enabled && r.source == f.target && r.target == f.source);
     // Identity names both ways: only the header tells a record that came
@@ -129,6 +136,14 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>) -> Result<Flow
             sync_acls: f.settings.sync_topic_acls.interval(),
         })),
         checkpointing: Some(Arc::new(checkpointing(f)?)),
+        // Java's positions of this flow: in its herder's worker config.
+        connect_offsets: Some(Arc::new(ConnectOffsets {
+            source_alias: f.source.clone(),
+            topic: f.worker.offset_storage_topic.clone(),
+            partitions: f.worker.offset_storage_partitions,
+            replication_factor: f.worker.offset_storage_replication_factor,
+            hand_back,
+        })),
     })
 }
 
@@ -237,6 +252,16 @@ mod tests {
         assert_eq!(remote(""), Some(Duration::from_secs(600)));
         assert_eq!(remote("sync.topic.acls.interval.seconds = 30\n"), Some(Duration::from_secs(30)));
         assert_eq!(remote("A->B.sync.topic.acls.enabled = false\n"), None);
+    }
+
+    #[test]
+    fn java_positions_are_where_its_worker_keeps_them_and_handed_back_only_when_asked() {
+        let text = format!("{TWO}A->B.enabled = true\nB.offset.storage.partitions = 10\n");
+        let c = plan_of(&text).flows[0].connect_offsets.clone().unwrap();
+        assert_eq!((c.source_alias.as_str(), c.topic.as_str(), c.partitions, c.replication_factor, c.hand_back), ("A", "mm2-offsets.A.internal", 10, 3, false));
+        let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[]).unwrap();
+        let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
+        assert!(plan_with(&cfg, ops, true).unwrap().flows[0].connect_offsets.as_ref().unwrap().hand_back);
     }
 
     #[test]

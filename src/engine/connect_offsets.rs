@@ -1,0 +1,941 @@
+//! Java MirrorMaker 2's source positions, kept by its Connect worker in the
+//! offsets topic on the target (`mm2-offsets.<source>.internal`, reference
+//! §3.8), so that a flow moves between Java MM2 and this mirror without
+//! copying its records again.
+//!
+//! - **Taking over** ([`start`], before the flow's consumers start): the
+//!   topic is read whole, every partition from the beginning to the end it
+//!   had (last record per key wins, a null value deletes the key), and
+//!   every source partition the flow's group `mm2.A->B` has not committed
+//!   gets Java's position, `offset + 1` (Java stores the last replicated
+//!   offset, a consumer group the next one to read). A partition the group
+//!   has committed keeps it: our own progress wins.
+//! - **Handing back** (`--mm2.write.connect.offsets`): a thread reads the
+//!   group's committed offsets every commit interval, and once more after
+//!   the streams are done at the stop, and writes the positions that
+//!   changed in Java's bytes and partition, so Java MM2 started later
+//!   continues where we stopped.
+//!
+//! Records are JsonConverter's with `schemas.enable=false`: key
+//! `["MirrorSourceConnector",{"cluster":"A","partition":0,"topic":"foo"}]`,
+//! value `{"offset":1234}`, compact. The JSON is written and read by hand
+//! here: the shapes are fixed and tiny. A writer must produce the same key
+//! bytes, in the same partition (`murmur2(key) % partitions`, Java's default
+//! partitioner), or compaction and Java's last-wins read go wrong.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use log::{debug, info, warn};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
+
+use crate::engine::topics::{admin_client, admin_config, block_on};
+use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::ops::shutdown::Shutdown;
+use crate::plan::partitioner::java_partition;
+use crate::plan::{ConnectOffsets, Flow};
+
+/// The first element of a source position's key: the connector's name,
+/// which in dedicated mode is the class's simple name.
+pub const CONNECTOR: &str = "MirrorSourceConnector";
+
+/// How long reading the whole offsets topic may take at start.
+const READ_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a metadata request or a flush of written positions may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Between two attempts while a cluster does not answer at start.
+const RETRY_EVERY: Duration = Duration::from_secs(5);
+
+/// A source partition: (topic, partition).
+pub type SourcePartition = (String, i32);
+
+/// Why Java MM2's positions could not be read or written.
+#[derive(Debug)]
+pub enum ConnectOffsetsError {
+    /// The cluster did not answer; worth another try.
+    Unreachable { cluster: String, detail: String },
+    /// The offsets topic exists but could not be read to its end.
+    Read { topic: String, detail: String },
+    /// The flow's group on the source could not be read or moved.
+    Group { group: String, source: GroupError },
+    /// A client could not be made from the settings.
+    Client { what: String, detail: String },
+}
+
+impl ConnectOffsetsError {
+    /// Whether waiting may help: an unanswered request or a moving coordinator.
+    fn transient(&self) -> bool {
+        match self {
+            ConnectOffsetsError::Unreachable { .. } => true,
+            ConnectOffsetsError::Group { source, .. } => {
+                matches!(source, GroupError::NoAnswer { .. } | GroupError::CoordinatorUnavailable { .. })
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ConnectOffsetsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectOffsetsError::Unreachable { cluster, detail } => {
+                write!(f, "{cluster} does not answer ({detail}); check its bootstrap.servers and that its brokers are up")
+            }
+            ConnectOffsetsError::Read { topic, detail } => write!(
+                f,
+                "cannot read Java MirrorMaker 2's positions in {topic} ({detail}); without them the flow would copy again what Java MM2 \
+                 copied. Check the target's brokers and that this client may read {topic} (ACL READ on the topic)"
+            ),
+            ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
+            ConnectOffsetsError::Client { what, detail } => write!(f, "cannot create {what}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectOffsetsError {}
+
+// ---------------------------------------------------------------------------
+// The records' bytes.
+
+/// A string as Jackson writes it: `"` and `\` escaped, control characters
+/// as `\n`-style or `\u00XX` (upper-case hex), everything else as is.
+fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The key Java's source task writes for a source partition of the flow
+/// from `cluster` (its alias).
+pub fn encode_key(cluster: &str, topic: &str, partition: i32) -> Vec<u8> {
+    let mut s = String::with_capacity(64 + cluster.len() + topic.len());
+    s.push_str("[\"");
+    s.push_str(CONNECTOR);
+    s.push_str("\",{\"cluster\":");
+    push_json_string(&mut s, cluster);
+    s.push_str(",\"partition\":");
+    s.push_str(&partition.to_string());
+    s.push_str(",\"topic\":");
+    push_json_string(&mut s, topic);
+    s.push_str("}]");
+    s.into_bytes()
+}
+
+/// The value for `offset`, the last replicated offset.
+pub fn encode_value(offset: i64) -> Vec<u8> {
+    format!("{{\"offset\":{offset}}}").into_bytes()
+}
+
+/// The partition of the offsets topic a key goes to, as Java's producer
+/// places it.
+pub fn partition_of(key: &[u8], partitions: i32) -> i32 {
+    java_partition(key, partitions.max(1))
+}
+
+/// The JSON values these records hold.
+#[derive(Debug, PartialEq)]
+enum Json {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+/// Deeper than any record of the offsets topic: garbage is refused
+/// before it can exhaust the stack.
+const MAX_DEPTH: usize = 8;
+
+/// A tiny JSON reader: whitespace anywhere, integers only (offsets and
+/// partitions; a fraction or exponent is refused), strings with every
+/// escape including surrogate pairs.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn parse(bytes: &'a [u8]) -> Result<Json, String> {
+        let mut r = Reader { b: bytes, at: 0 };
+        let v = r.value(0)?;
+        r.ws();
+        if r.at != r.b.len() {
+            return Err(format!("trailing bytes at {}", r.at));
+        }
+        Ok(v)
+    }
+
+    fn ws(&mut self) {
+        while self.at < self.b.len() && matches!(self.b[self.at], b' ' | b'\t' | b'\n' | b'\r') {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.at).copied()
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), String> {
+        if self.peek() == Some(c) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at {}", c as char, self.at))
+        }
+    }
+
+    fn literal(&mut self, word: &str, v: Json) -> Result<Json, String> {
+        if self.b[self.at..].starts_with(word.as_bytes()) {
+            self.at += word.len();
+            Ok(v)
+        } else {
+            Err(format!("unexpected byte at {}", self.at))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Json, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deep".into());
+        }
+        match self.peek() {
+            None => Err("unexpected end".into()),
+            Some(b'n') => self.literal("null", Json::Null),
+            Some(b't') => self.literal("true", Json::Bool(true)),
+            Some(b'f') => self.literal("false", Json::Bool(false)),
+            Some(b'"') => self.string().map(Json::Str),
+            Some(b'[') => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if self.peek() == Some(b']') {
+                    self.at += 1;
+                    return Ok(Json::Array(items));
+                }
+                loop {
+                    items.push(self.value(depth + 1)?);
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b']') => {
+                            self.at += 1;
+                            return Ok(Json::Array(items));
+                        }
+                        _ => return Err(format!("expected ',' or ']' at {}", self.at)),
+                    }
+                }
+            }
+            Some(b'{') => {
+                self.at += 1;
+                let mut fields = Vec::new();
+                if self.peek() == Some(b'}') {
+                    self.at += 1;
+                    return Ok(Json::Object(fields));
+                }
+                loop {
+                    if self.peek() != Some(b'"') {
+                        return Err(format!("expected a field name at {}", self.at));
+                    }
+                    let name = self.string()?;
+                    self.expect(b':')?;
+                    fields.push((name, self.value(depth + 1)?));
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b'}') => {
+                            self.at += 1;
+                            return Ok(Json::Object(fields));
+                        }
+                        _ => return Err(format!("expected ',' or '}}' at {}", self.at)),
+                    }
+                }
+            }
+            Some(c) if c == b'-' || c.is_ascii_digit() => self.integer(),
+            Some(_) => Err(format!("unexpected byte at {}", self.at)),
+        }
+    }
+
+    fn integer(&mut self) -> Result<Json, String> {
+        let start = self.at;
+        if self.b[self.at] == b'-' {
+            self.at += 1;
+        }
+        let digits = self.at;
+        while self.at < self.b.len() && self.b[self.at].is_ascii_digit() {
+            self.at += 1;
+        }
+        if self.at == digits || matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
+            return Err(format!("not an integer at {start}"));
+        }
+        let text = std::str::from_utf8(&self.b[start..self.at]).map_err(|e| e.to_string())?;
+        text.parse::<i64>().map(Json::Int).map_err(|_| format!("integer {text} out of range"))
+    }
+
+    fn hex4(&mut self) -> Result<u32, String> {
+        let h = self.b.get(self.at..self.at + 4).ok_or("short \\u escape")?;
+        let text = std::str::from_utf8(h).map_err(|_| "bad \\u escape")?;
+        let v = u32::from_str_radix(text, 16).map_err(|_| format!("bad \\u escape at {}", self.at))?;
+        self.at += 4;
+        Ok(v)
+    }
+
+    /// A string at the current position (its opening quote included).
+    fn string(&mut self) -> Result<String, String> {
+        self.at += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(&c) = self.b.get(self.at) else { return Err("unterminated string".into()) };
+            self.at += 1;
+            match c {
+                b'"' => return String::from_utf8(out).map_err(|_| "a string is not UTF-8".to_string()),
+                b'\\' => {
+                    let Some(&e) = self.b.get(self.at) else { return Err("unterminated escape".into()) };
+                    self.at += 1;
+                    let ch = match e {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            let code = if (0xD800..0xDC00).contains(&hi) {
+                                if self.b.get(self.at..self.at + 2) != Some(b"\\u") {
+                                    return Err("lone surrogate".into());
+                                }
+                                self.at += 2;
+                                let lo = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&lo) {
+                                    return Err("lone surrogate".into());
+                                }
+                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                            } else {
+                                hi
+                            };
+                            char::from_u32(code).ok_or("lone surrogate")?
+                        }
+                        _ => return Err(format!("bad escape at {}", self.at - 1)),
+                    };
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                c if c < 0x20 => return Err("control character in a string".into()),
+                c => out.push(c),
+            }
+        }
+    }
+}
+
+/// What a key of the offsets topic is.
+#[derive(Debug, PartialEq)]
+enum Key {
+    /// A source position of a flow from `cluster`.
+    Source { cluster: String, topic: String, partition: i32 },
+    /// Another connector's key (checkpoint, heartbeat) or another shape.
+    Other,
+}
+
+fn decode_key(bytes: &[u8]) -> Result<Key, String> {
+    let Json::Array(items) = Reader::parse(bytes)? else { return Err("the key is not a JSON array".into()) };
+    let [Json::Str(connector), Json::Object(fields)] = &items[..] else { return Err("the key is not [name, {partition}]".into()) };
+    if connector != CONNECTOR {
+        return Ok(Key::Other);
+    }
+    let (mut cluster, mut topic, mut partition) = (None, None, None);
+    for (name, v) in fields {
+        match (name.as_str(), v) {
+            ("cluster", Json::Str(s)) if cluster.is_none() => cluster = Some(s.clone()),
+            ("topic", Json::Str(s)) if topic.is_none() => topic = Some(s.clone()),
+            ("partition", Json::Int(p)) if partition.is_none() => partition = Some(i32::try_from(*p).map_err(|_| format!("partition {p} out of range"))?),
+            // A key with other fields is another Connect partition: Java
+            // would never read it for this source partition.
+            _ => return Ok(Key::Other),
+        }
+    }
+    match (cluster, topic, partition) {
+        (Some(cluster), Some(topic), Some(partition)) if partition >= 0 => Ok(Key::Source { cluster, topic, partition }),
+        _ => Err("a MirrorSourceConnector key without cluster, topic and partition".into()),
+    }
+}
+
+fn decode_value(bytes: &[u8]) -> Result<i64, String> {
+    match Reader::parse(bytes)? {
+        Json::Object(fields) => match &fields[..] {
+            [(name, Json::Int(o))] if name == "offset" => Ok(*o),
+            _ => Err("the value is not {\"offset\":N}".into()),
+        },
+        _ => Err("the value is not a JSON object".into()),
+    }
+}
+
+/// Java MirrorMaker 2's positions of one flow, as read from the offsets topic.
+#[derive(Debug, Default, PartialEq)]
+pub struct JavaPositions {
+    /// The last replicated offset of each source partition.
+    pub offsets: BTreeMap<SourcePartition, i64>,
+    /// Records read.
+    pub records: u64,
+    /// Records of other connectors or other source clusters, left alone.
+    pub others: u64,
+    /// Records that are not JsonConverter's, skipped; the first is described.
+    pub malformed: u64,
+    pub first_malformed: Option<String>,
+}
+
+impl JavaPositions {
+    /// Folds one record in, in the topic's order: the last record of a key
+    /// wins, a null value deletes it.
+    pub fn apply(&mut self, cluster: &str, key: Option<&[u8]>, value: Option<&[u8]>, at: &str) {
+        self.records += 1;
+        let Some(key) = key else { return self.skip(at, "no key".into()) };
+        let (topic, partition) = match decode_key(key) {
+            Ok(Key::Source { cluster: c, topic, partition }) if c == cluster => (topic, partition),
+            Ok(_) => {
+                self.others += 1;
+                return;
+            }
+            Err(e) => return self.skip(at, format!("key {}: {e}", String::from_utf8_lossy(key))),
+        };
+        match value.map(decode_value) {
+            None => {
+                self.offsets.remove(&(topic, partition));
+            }
+            Some(Ok(offset)) => {
+                self.offsets.insert((topic, partition), offset);
+            }
+            Some(Err(e)) => self.skip(at, format!("value {}: {e}", String::from_utf8_lossy(value.unwrap_or_default()))),
+        }
+    }
+
+    fn skip(&mut self, at: &str, why: String) {
+        self.malformed += 1;
+        self.first_malformed.get_or_insert_with(|| format!("{at}: {why}"));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+/// Reads the whole offsets `topic` (every partition, from the beginning to
+/// the end it has when asked) for the positions of the flow from `cluster`.
+/// None when the topic does not exist. Gives up when `stop` says so.
+pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &dyn Fn() -> bool) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
+    let mut c = admin_config(config);
+    // Connect reads its offsets uncommitted unless exactly-once is on; a
+    // read_committed reader would stop at an open transaction.
+    c.set("group.id", groups::ADMIN_GROUP_ID)
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false")
+        .set("isolation.level", "read_uncommitted");
+    let consumer: BaseConsumer = c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })?;
+    let unreachable = |e: rdkafka::error::KafkaError| ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: e.to_string() };
+    // All topics: asking for one by name could auto-create it.
+    let metadata = consumer.fetch_metadata(None, REQUEST_TIMEOUT).map_err(unreachable)?;
+    let Some(partitions) = metadata.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32) else {
+        return Ok(None);
+    };
+    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..partitions {
+        let (low, high) = consumer.fetch_watermarks(topic, p, REQUEST_TIMEOUT).map_err(unreachable)?;
+        if high > low {
+            ends.insert(p, high);
+            tpl.add_partition_offset(topic, p, Offset::Beginning).map_err(|e| ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() })?;
+        }
+    }
+    let mut positions = JavaPositions::default();
+    if ends.is_empty() {
+        return Ok(Some(positions));
+    }
+    consumer.assign(&tpl).map_err(|e| ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() })?;
+    let deadline = Instant::now() + READ_TIMEOUT;
+    while !ends.is_empty() {
+        if stop() {
+            return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: "stopped while reading".into() });
+        }
+        if Instant::now() > deadline {
+            return Err(ConnectOffsetsError::Read {
+                topic: topic.into(),
+                detail: format!("partitions {:?} not read to their end within {}s", ends.keys().collect::<Vec<_>>(), READ_TIMEOUT.as_secs()),
+            });
+        }
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(m)) => {
+                positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()));
+                if ends.get(&m.partition()).is_some_and(|end| m.offset() + 1 >= *end) {
+                    ends.remove(&m.partition());
+                }
+            }
+            Some(Err(e)) => debug!("reading {topic}: {e}"),
+            None => {
+                // A partition that ends with a transaction marker has no
+                // record at its end: its position says it was read.
+                if let Ok(at) = consumer.position() {
+                    for e in at.elements() {
+                        if let (Offset::Offset(o), Some(end)) = (e.offset(), ends.get(&e.partition())) {
+                            if o >= *end {
+                                ends.remove(&e.partition());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(positions))
+}
+
+// ---------------------------------------------------------------------------
+// Taking over.
+
+/// What a flow's Connect offsets side hands the engine.
+pub struct Started {
+    /// The hand-back writer, when asked for.
+    pub thread: Option<JoinHandle<()>>,
+    /// Set once the streams and producer workers are done: the writer then
+    /// writes the last positions and ends.
+    pub workers_done: Arc<AtomicBool>,
+}
+
+/// Takes Java MM2's positions over into the flow's group (see the module
+/// doc), then starts the hand-back writer when the plan asks for it. None
+/// when asked to stop while a cluster did not answer.
+pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration, shutdown: &Arc<Shutdown>) -> Result<Option<Started>, ConnectOffsetsError> {
+    let Some(group) = flow.source.group_id.clone() else {
+        return Ok(Some(Started { thread: None, workers_done: Arc::new(AtomicBool::new(false)) }));
+    };
+    let target = flow.target.settings.client_config();
+    let source = admin_config(&flow.source.client_config());
+    let java = loop {
+        match take_over(flow, spec, &group, &target, &source, shutdown) {
+            Ok(java) => break java,
+            Err(e) if e.transient() && !shutdown.stopping() => {
+                warn!("[{}] {e}; Java MirrorMaker 2's positions are read before anything is copied: trying again in {}s", flow.name, RETRY_EVERY.as_secs());
+                let until = Instant::now() + RETRY_EVERY;
+                while Instant::now() < until && !shutdown.stopping() {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+            Err(_) if shutdown.stopping() => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    };
+    let workers_done = Arc::new(AtomicBool::new(false));
+    if !spec.hand_back {
+        return Ok(Some(Started { thread: None, workers_done }));
+    }
+    let writer = HandBack {
+        name: flow.name.clone(),
+        spec: spec.clone(),
+        group,
+        source,
+        target,
+        written: java.offsets,
+        interval: commit_interval,
+        workers_done: workers_done.clone(),
+        shutdown: shutdown.clone(),
+    };
+    let thread = std::thread::Builder::new()
+        .name(format!("mirrormaker-connect-offsets-{}", flow.name))
+        .spawn(move || writer.run())
+        .map_err(|e| ConnectOffsetsError::Client { what: "the Connect offsets writer thread".into(), detail: e.to_string() })?;
+    Ok(Some(Started { thread: Some(thread), workers_done }))
+}
+
+/// One attempt: Java's positions read, the group's missing ones committed.
+/// Returns Java's positions (the flow's, selected by its filter).
+fn take_over(
+    flow: &Flow,
+    spec: &ConnectOffsets,
+    group: &str,
+    target: &ClientConfig,
+    source: &ClientConfig,
+    shutdown: &Shutdown,
+) -> Result<JavaPositions, ConnectOffsetsError> {
+    let Some(mut java) = read_positions(target, &spec.topic, &spec.source_alias, &|| shutdown.stopping())? else {
+        info!("[{}] no {} on the target: no Java MirrorMaker 2 positions to continue from", flow.name, spec.topic);
+        return Ok(JavaPositions::default());
+    };
+    if java.malformed > 0 {
+        warn!(
+            "[{}] {} of {} records of {} are not Connect's JSON and were skipped (first: {})",
+            flow.name,
+            java.malformed,
+            java.records,
+            spec.topic,
+            java.first_malformed.as_deref().unwrap_or("")
+        );
+    }
+    // Java keeps positions of topics it no longer mirrors; they are not ours.
+    java.offsets.retain(|(topic, _), _| flow.filter.matches(topic));
+    if java.offsets.is_empty() {
+        info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, spec.topic);
+        return Ok(java);
+    }
+    let admin = groups::admin_consumer(source)
+        .map_err(|e| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), detail: e.to_string() })?;
+    // A partition deleted since Java copied it has nothing left to copy,
+    // and the broker refuses a commit for it.
+    let metadata = admin
+        .fetch_metadata(None, REQUEST_TIMEOUT)
+        .map_err(|e| ConnectOffsetsError::Unreachable { cluster: format!("source cluster {}", flow.source.bootstrap), detail: e.to_string() })?;
+    let existing: std::collections::HashSet<SourcePartition> =
+        metadata.topics().iter().flat_map(|t| t.partitions().iter().map(move |p| (t.name().to_string(), p.id()))).collect();
+    let before = java.offsets.len();
+    java.offsets.retain(|tp, _| existing.contains(tp));
+    let gone = before - java.offsets.len();
+    let group_err = |source| ConnectOffsetsError::Group { group: group.into(), source };
+    let committed: std::collections::HashSet<SourcePartition> =
+        groups::group_offsets(admin.client(), group).map_err(group_err)?.into_iter().map(|o| (o.topic, o.partition)).collect();
+    let missing = missing_positions(&java.offsets, &committed);
+    let mut taken = missing.len();
+    if !missing.is_empty() {
+        match groups::alter_group_offsets(admin.client(), group, &missing) {
+            Ok(()) => {}
+            // Another copy of this flow is running: its consumers own the positions.
+            Err(e @ GroupError::Active { .. }) => {
+                warn!("[{}] Java MirrorMaker 2's positions were not taken over: {e}", flow.name);
+                taken = 0;
+            }
+            Err(GroupError::Partitions { refused, .. }) => {
+                warn!(
+                    "[{}] the source refused Java MirrorMaker 2's positions for {} partition(s), which start from auto.offset.reset: {}",
+                    flow.name,
+                    refused.len(),
+                    refused.iter().map(|r| format!("{}-{}: {}", r.topic, r.partition, r.error)).collect::<Vec<_>>().join("; ")
+                );
+                taken -= refused.len().min(taken);
+            }
+            Err(e) => return Err(group_err(e)),
+        }
+    }
+    info!(
+        "[{}] {taken} partition(s) continue from Java MirrorMaker 2's offsets in {} ({} kept the group {group}'s own committed offset, \
+         {gone} no longer exist at the source; {} records of other connectors or clusters ignored)",
+        flow.name,
+        spec.topic,
+        java.offsets.len() - missing.len(),
+        java.others
+    );
+    Ok(java)
+}
+
+/// The group offsets that continue Java's positions where the group has
+/// committed nothing: the next offset after the last replicated one.
+fn missing_positions(java: &BTreeMap<SourcePartition, i64>, committed: &std::collections::HashSet<SourcePartition>) -> Vec<GroupOffset> {
+    java.iter()
+        // A negative position is Java's "nothing yet": auto.offset.reset decides, as for Java.
+        .filter(|(tp, offset)| **offset >= 0 && !committed.contains(*tp))
+        .map(|((topic, partition), offset)| GroupOffset { topic: topic.clone(), partition: *partition, offset: offset + 1, metadata: String::new() })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Handing back.
+
+/// Counts the hand-back records the target refused, so a round whose
+/// records were not all acknowledged is not taken as written.
+#[derive(Default)]
+struct Acks {
+    failed: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+impl ClientContext for Acks {}
+
+impl ProducerContext for Acks {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        if let Err((e, _)) = result {
+            self.failed.fetch_add(1, Ordering::SeqCst);
+            *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        }
+    }
+}
+
+/// The hand-back writer of one flow.
+struct HandBack {
+    name: String,
+    spec: Arc<ConnectOffsets>,
+    group: String,
+    source: ClientConfig,
+    target: ClientConfig,
+    /// What the offsets topic holds for each source partition as far as we
+    /// know: Java's positions read at start, then what we wrote.
+    written: BTreeMap<SourcePartition, i64>,
+    interval: Duration,
+    workers_done: Arc<AtomicBool>,
+    shutdown: Arc<Shutdown>,
+}
+
+impl HandBack {
+    fn run(mut self) {
+        let name = self.name.clone();
+        let admin = match groups::admin_consumer(&self.source) {
+            Ok(a) => a,
+            Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a group admin client: {e}"),
+        };
+        let mut p = admin_config(&self.target);
+        p.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
+        let producer: BaseProducer<Acks> = match p.create_with_context(Acks::default()) {
+            Ok(p) => p,
+            Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a producer for {}: {e}", self.spec.topic),
+        };
+        let mut partitions: Option<i32> = None;
+        let mut total = 0usize;
+        let mut next = Instant::now() + self.interval;
+        loop {
+            let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
+            if finishing || Instant::now() >= next {
+                if partitions.is_none() {
+                    partitions = self.ensure_topic();
+                }
+                if let Some(n) = partitions {
+                    match self.write_changed(admin.client(), &producer, n) {
+                        Ok(k) => total += k,
+                        Err(e) => warn!("[{name}] positions not handed back to {} this time: {e}", self.spec.topic),
+                    }
+                }
+                next = Instant::now() + self.interval;
+            }
+            if finishing {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.spec.topic);
+    }
+
+    /// The topic's partition count, after creating it as Java's Connect
+    /// worker would when missing; None (said why) when it cannot be had.
+    fn ensure_topic(&self) -> Option<i32> {
+        let topic = &self.spec.topic;
+        let admin = match admin_client(&self.target) {
+            Ok(a) => a,
+            Err(e) => {
+                warn!("[{}] cannot create an admin client for the target: {e}", self.name);
+                return None;
+            }
+        };
+        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), String> {
+            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT).map_err(|e| e.to_string())?;
+            let n = md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32);
+            Ok((md.brokers().len(), n))
+        };
+        let (brokers, existing) = match listed(&admin) {
+            Ok(x) => x,
+            Err(e) => {
+                warn!("[{}] the target does not answer ({e}); {topic} is looked for again at the next commit interval", self.name);
+                return None;
+            }
+        };
+        if let Some(n) = existing.filter(|n| *n > 0) {
+            return Some(n);
+        }
+        // offset.storage.replication.factor, as far as the brokers allow;
+        // -1 (the brokers' default in Connect) becomes at most 3.
+        let wanted = if self.spec.replication_factor > 0 { i32::from(self.spec.replication_factor) } else { 3 };
+        let rf = wanted.min(brokers.max(1) as i32);
+        let partitions = self.spec.partitions.max(1);
+        let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
+        let opts = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT)).request_timeout(Some(REQUEST_TIMEOUT));
+        match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
+            Ok(Some(Ok(_))) => {
+                info!("[{}] created {topic} (compacted, {partitions} partitions, replication factor {rf}) as Java's Connect worker would", self.name)
+            }
+            Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
+            Ok(Some(Err((_, code)))) => warn!("[{}] cannot create {topic}: {code}; tried again at the next commit interval", self.name),
+            Err(e) => warn!("[{}] cannot create {topic}: {e}; tried again at the next commit interval", self.name),
+        }
+        // The new topic's metadata may take a moment to reach every broker.
+        let until = Instant::now() + REQUEST_TIMEOUT;
+        while Instant::now() < until {
+            if let Ok((_, Some(n))) = listed(&admin) {
+                if n > 0 {
+                    return Some(n);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        None
+    }
+
+    /// Writes the positions the group committed that differ from what the
+    /// topic holds; returns how many.
+    fn write_changed<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, producer: &BaseProducer<Acks>, partitions: i32) -> Result<usize, String> {
+        let committed = groups::group_offsets(admin, &self.group).map_err(|e| e.to_string())?;
+        let changed = changed_positions(&committed, &self.written);
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let failed_before = producer.context().failed.load(Ordering::SeqCst);
+        for ((topic, partition), offset) in &changed {
+            let key = encode_key(&self.spec.source_alias, topic, *partition);
+            let value = encode_value(*offset);
+            let record = BaseRecord::<[u8], [u8]>::to(&self.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
+            // The queue is far larger than one flow's partitions; a full
+            // queue only means this round fails and the next one retries.
+            producer.send(record).map_err(|(e, _)| format!("cannot queue a record: {e}"))?;
+        }
+        producer.flush(REQUEST_TIMEOUT).map_err(|e| format!("{} not acknowledged within {}s: {e}", self.spec.topic, REQUEST_TIMEOUT.as_secs()))?;
+        // Refused records leave the queue as failed deliveries, so the flush
+        // alone does not tell; such a round is written again next time.
+        let failed = producer.context().failed.load(Ordering::SeqCst) - failed_before;
+        if failed > 0 {
+            let last = producer.context().last_error.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+            return Err(format!("the target refused {failed} of {} records ({last}); check that this client may write to {}", changed.len(), self.spec.topic));
+        }
+        debug!("[{}] {} position(s) handed back to {}", self.name, changed.len(), self.spec.topic);
+        let n = changed.len();
+        self.written.extend(changed);
+        Ok(n)
+    }
+}
+
+/// Java's form (the last replicated offset) of every committed offset that
+/// differs from what the topic holds. A committed 0 replicated nothing.
+fn changed_positions(committed: &[GroupOffset], written: &BTreeMap<SourcePartition, i64>) -> Vec<(SourcePartition, i64)> {
+    committed
+        .iter()
+        .filter(|o| o.offset > 0)
+        .map(|o| ((o.topic.clone(), o.partition), o.offset - 1))
+        .filter(|(tp, last)| written.get(tp) != Some(last))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Ground truth: records Java MirrorMaker 2 (3.9.2, dedicated mode,
+    // flow Asrc->Btgt) wrote to mm2-offsets.Asrc.internal (25 partitions),
+    // read back with `kcat -C -f '%p %k|%s'`.
+    const JAVA: &[(i32, &str, &str)] = &[
+        (23, r#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"gt-orders"}]"#, r#"{"offset":61}"#),
+        (9, r#"["MirrorSourceConnector",{"cluster":"Asrc","partition":1,"topic":"gt-orders"}]"#, r#"{"offset":16}"#),
+        (6, r#"["MirrorSourceConnector",{"cluster":"Asrc","partition":2,"topic":"gt-orders"}]"#, r#"{"offset":20}"#),
+        (4, r#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"gt-x_y.z"}]"#, r#"{"offset":6}"#),
+        (17, r#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"heartbeats"}]"#, r#"{"offset":19}"#),
+    ];
+    const JAVA_HEARTBEAT_KEY: &str = r#"["MirrorHeartbeatConnector",{"sourceClusterAlias":"Asrc","targetClusterAlias":"Btgt"}]"#;
+
+    #[test]
+    fn keys_values_and_partitions_are_javas_bytes() {
+        for (partition, key, value) in JAVA {
+            let Key::Source { cluster, topic, partition: p } = decode_key(key.as_bytes()).unwrap() else { panic!("{key} not a source key") };
+            assert_eq!(cluster, "Asrc");
+            assert_eq!(encode_key(&cluster, &topic, p), key.as_bytes(), "key of {topic}-{p}");
+            assert_eq!(partition_of(key.as_bytes(), 25), *partition, "partition of {key}");
+            let offset = decode_value(value.as_bytes()).unwrap();
+            assert_eq!(encode_value(offset), value.as_bytes());
+        }
+    }
+
+    #[test]
+    fn the_last_record_of_a_key_wins_and_a_null_value_deletes_it() {
+        let mut j = JavaPositions::default();
+        let key = JAVA[0].1.as_bytes();
+        j.apply("Asrc", Some(key), Some(br#"{"offset":1}"#), "0");
+        j.apply("Asrc", Some(key), Some(br#"{"offset":61}"#), "1");
+        j.apply("Asrc", Some(JAVA[3].1.as_bytes()), Some(JAVA[3].2.as_bytes()), "2");
+        assert_eq!(j.offsets, BTreeMap::from([(("gt-orders".into(), 0), 61), (("gt-x_y.z".into(), 0), 6)]));
+        j.apply("Asrc", Some(key), None, "3");
+        assert_eq!(j.offsets, BTreeMap::from([(("gt-x_y.z".into(), 0), 6)]));
+        assert_eq!((j.records, j.others, j.malformed), (4, 0, 0));
+    }
+
+    #[test]
+    fn other_connectors_and_other_clusters_are_ignored() {
+        let mut j = JavaPositions::default();
+        j.apply("Asrc", Some(JAVA_HEARTBEAT_KEY.as_bytes()), Some(br#"{"offset":0}"#), "0");
+        j.apply("Other", Some(JAVA[0].1.as_bytes()), Some(JAVA[0].2.as_bytes()), "1");
+        let extra_field = br#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"t","x":1}]"#;
+        j.apply("Asrc", Some(extra_field), Some(br#"{"offset":5}"#), "2");
+        assert!(j.offsets.is_empty());
+        assert_eq!((j.records, j.others, j.malformed), (3, 3, 0));
+    }
+
+    #[test]
+    fn malformed_records_are_counted_and_skipped() {
+        let mut j = JavaPositions::default();
+        let good = JAVA[0].1.as_bytes();
+        type Record<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+        let cases: &[Record<'_>] = &[
+            (None, Some(br#"{"offset":1}"#)),
+            (Some(b"not json"), Some(br#"{"offset":1}"#)),
+            (Some(br#"["MirrorSourceConnector",{"cluster":"Asrc","topic":"t"}]"#), Some(br#"{"offset":1}"#)),
+            (Some(br#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"t"}] x"#), Some(br#"{"offset":1}"#)),
+            (Some(good), Some(br#"{"offset":1.5}"#)),
+            (Some(good), Some(br#"{"offset":"7"}"#)),
+            (Some(good), Some(br#"{"offset":99999999999999999999}"#)),
+            (Some(good), Some(br#"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]"#)),
+        ];
+        for (k, v) in cases {
+            j.apply("Asrc", *k, *v, "x");
+        }
+        assert!(j.offsets.is_empty());
+        assert_eq!(j.malformed, cases.len() as u64);
+        assert!(j.first_malformed.as_deref().is_some_and(|m| m.contains("no key")));
+    }
+
+    #[test]
+    fn other_writers_spacing_and_field_order_read_the_same() {
+        let key = br#" [ "MirrorSourceConnector" , { "topic" : "a\u0062c" , "partition" : 3 , "cluster" : "Asrc" } ] "#;
+        assert_eq!(decode_key(key).unwrap(), Key::Source { cluster: "Asrc".into(), topic: "abc".into(), partition: 3 });
+        assert_eq!(decode_value(b"{ \"offset\" : -1 }").unwrap(), -1);
+    }
+
+    #[test]
+    fn strings_are_escaped_as_jackson_escapes_them() {
+        let key = encode_key("a\"b\\c\u{1}é", "t", 0);
+        assert_eq!(
+            String::from_utf8(key.clone()).unwrap(),
+            "[\"MirrorSourceConnector\",{\"cluster\":\"a\\\"b\\\\c\\u0001é\",\"partition\":0,\"topic\":\"t\"}]"
+        );
+        assert_eq!(decode_key(&key).unwrap(), Key::Source { cluster: "a\"b\\c\u{1}é".into(), topic: "t".into(), partition: 0 });
+        let emoji = br#"["MirrorSourceConnector",{"cluster":"\ud83d\ude00","partition":0,"topic":"t"}]"#;
+        assert_eq!(decode_key(emoji).unwrap(), Key::Source { cluster: "\u{1F600}".into(), topic: "t".into(), partition: 0 });
+    }
+
+    #[test]
+    fn the_group_takes_javas_next_offset_only_where_it_has_none() {
+        let java = BTreeMap::from([(("t".to_string(), 0), 61), (("t".to_string(), 1), 16), (("t".to_string(), 2), -1)]);
+        let committed = std::collections::HashSet::from([("t".to_string(), 1)]);
+        let missing = missing_positions(&java, &committed);
+        assert_eq!(missing, vec![GroupOffset { topic: "t".into(), partition: 0, offset: 62, metadata: String::new() }]);
+    }
+
+    #[test]
+    fn only_positions_that_moved_are_handed_back_as_the_last_replicated_offset() {
+        let o = |p, offset| GroupOffset { topic: "t".into(), partition: p, offset, metadata: String::new() };
+        let written = BTreeMap::from([(("t".to_string(), 0), 61)]);
+        let changed = changed_positions(&[o(0, 62), o(1, 17), o(2, 0)], &written);
+        assert_eq!(changed, vec![(("t".to_string(), 1), 16)]);
+    }
+}

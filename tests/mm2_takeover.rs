@@ -1,0 +1,186 @@
+//! End-to-end: a flow moved from Java MirrorMaker 2 (dedicated mode,
+//! scripts/java-mm2) to `mirror-maker --mm2.config` on the same file, and
+//! back again with `--mm2.write.connect.offsets true`, between real Kafka
+//! 3.9 clusters (`scripts/clusters start`, see tests/common).
+//!
+//! Each move is judged on the target by the records' values (each value is
+//! written once at the source): none missing, and duplicates counted and
+//! printed. A duplicate is allowed only inside the window the mirror that
+//! stopped had copied but not yet written as its position (Java's
+//! unflushed window; ours, at the stop, none), which is measured, not
+//! assumed.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use common::*;
+use mirror_maker::engine::connect_offsets::read_positions;
+use rdkafka::ClientConfig;
+
+/// Java needs 20-30 s to its first record on an idle machine, more on a
+/// loaded one.
+const MM2_DEADLINE: Duration = Duration::from_secs(240);
+
+/// `n` keyed records numbered from `from`, each value unique in the test.
+fn records(topic: &str, from: usize, n: usize) -> Vec<Rec> {
+    (from..from + n)
+        .map(|i| Rec { key: Some(format!("key-{}", i % 31).into_bytes()), value: Some(format!("{topic}:{i}").into_bytes()), headers: vec![], timestamp: None })
+        .collect()
+}
+
+/// Java's positions of `topic` in the flow's Connect offsets (partition ->
+/// last replicated offset), read with the mirror's own reader, whose bytes
+/// the unit tests hold against a real Java MM2 run.
+fn java_positions(alias: &str, topic: &str) -> BTreeMap<i32, i64> {
+    let mut cfg = ClientConfig::new();
+    cfg.set("bootstrap.servers", target());
+    let offsets_topic = format!("mm2-offsets.{alias}.internal");
+    match read_positions(&cfg, &offsets_topic, alias, &|| false) {
+        Ok(Some(positions)) => positions.offsets.into_iter().filter(|((t, _), _)| t == topic).map(|((_, p), o)| (p, o)).collect(),
+        Ok(None) => BTreeMap::new(),
+        Err(e) => panic!("read {offsets_topic}: {e}"),
+    }
+}
+
+/// Records the positions cover: the sum of (position + 1) over partitions.
+fn covered(positions: &BTreeMap<i32, i64>) -> i64 {
+    positions.values().map(|o| o + 1).sum()
+}
+
+/// Whether the positions name the last record of every source partition.
+fn positions_at_end(positions: &BTreeMap<i32, i64>, ends: &[i64]) -> bool {
+    ends.iter().enumerate().all(|(p, end)| *end == 0 || positions.get(&(p as i32)) == Some(&(end - 1)))
+}
+
+/// What the target holds against what the source was given: (missing
+/// values, duplicated copies), with examples of each printed.
+fn judge(what: &str, remote: &str, produced: &[Rec]) -> (usize, usize) {
+    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
+    for l in read_topic(&target(), remote) {
+        *seen.entry(l.rec.value.unwrap_or_default()).or_default() += 1;
+    }
+    let missing: Vec<String> =
+        produced.iter().filter_map(|r| r.value.as_ref()).filter(|v| !seen.contains_key(*v)).map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+    let mut dups: Vec<(String, usize)> = seen.iter().filter(|(_, n)| **n > 1).map(|(v, n)| (String::from_utf8_lossy(v).into_owned(), *n)).collect();
+    dups.sort();
+    let extra: usize = dups.iter().map(|(_, n)| n - 1).sum();
+    println!(
+        "{what}: {} produced, {} missing {:?}, {extra} duplicate copies {:?}",
+        produced.len(),
+        missing.len(),
+        &missing[..missing.len().min(10)],
+        &dups[..dups.len().min(20)]
+    );
+    (missing.len(), extra)
+}
+
+#[test]
+fn take_over_from_java_mm2_and_hand_back() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = (format!("A{id}"), format!("B{id}"));
+    let topic = format!("tko-{id}");
+    let remote = format!("{a}.{topic}");
+    let group = format!("mm2.{a}->{b}");
+    let offsets_topic = format!("mm2-offsets.{a}.internal");
+    let mut lines = vec![
+        format!("clusters = {a}, {b}"),
+        format!("{a}.bootstrap.servers = {}", source()),
+        format!("{b}.bootstrap.servers = {}", target()),
+        format!("{a}->{b}.enabled = true"),
+        format!("{a}->{b}.topics = tko-{id}"),
+        // Java's Connect worker flushes its positions every second (per target cluster).
+        format!("{b}.offset.flush.interval.ms = 1000"),
+    ];
+    lines.extend(mm2_common_lines());
+    let file = props("mm2.properties", &lines);
+    let (n, m, k) = (3000, 2000, 500);
+    create_topic(&source(), &topic, 3, &[]);
+    let mut produced = records(&topic, 0, n);
+    produce(&source(), &topic, &produced);
+
+    // 1. Java MM2 copies N, its Connect offsets cover them, then SIGTERM.
+    let mut java = JavaMm2::start(&file);
+    let ends = end_offsets(&source(), &topic).expect("source topic");
+    wait_for("Java MM2 to copy every record and flush its positions", MM2_DEADLINE, || {
+        assert!(java.alive(), "Java MM2 exited early:\n{}", java.output());
+        count_records(&target(), &remote) >= n as i64 && positions_at_end(&java_positions(&a, &topic), &ends)
+    });
+    // The JVM exits 143 on SIGTERM after its shutdown hooks ran: not checked.
+    let java_exit = java.stop();
+    // Java's last unflushed window: copied, but not in its final positions.
+    let java_window = (count_records(&target(), &remote) - covered(&java_positions(&a, &topic))).max(0) as usize;
+
+    // 2. N more records; ours on the same file continues from Java's positions.
+    produced.extend(records(&topic, n, m));
+    produce(&source(), &topic, &produced[n..]);
+    let mut ours = Mirror::start(&[s("--mm2.config"), path(&file)]);
+    wait_for("ours to copy and commit the rest", MM2_DEADLINE, || {
+        assert!(ours.alive(), "ours exited early:\n{}", ours.output());
+        committed_and_end(&source(), &group, &topic).iter().all(|(_, c, end)| *c == Some(*end))
+    });
+    assert_eq!(ours.stop(), 0, "ours' exit status on SIGTERM:\n{}", ours.output());
+    let log = ours.output();
+    let took_over = log.lines().find(|l| l.contains("continue from Java MirrorMaker 2's offsets")).unwrap_or("(no take-over line)").to_string();
+    let (missing_in, dups_in) = judge("java -> ours", &remote, &produced);
+
+    // 3. Ours with the hand-back option copies M more and stops; its
+    // positions are then in Java's Connect offsets.
+    produced.extend(records(&topic, n + m, m));
+    produce(&source(), &topic, &produced[n + m..]);
+    let mut ours = Mirror::start(&[s("--mm2.config"), path(&file), s("--mm2.write.connect.offsets"), s("true")]);
+    wait_for("ours (handing back) to copy and commit the rest", MM2_DEADLINE, || {
+        assert!(ours.alive(), "ours exited early:\n{}", ours.output());
+        committed_and_end(&source(), &group, &topic).iter().all(|(_, c, end)| *c == Some(*end))
+    });
+    assert_eq!(ours.stop(), 0, "ours' exit status on SIGTERM:\n{}", ours.output());
+    let handed = ours.output().lines().find(|l| l.contains("handed back to Java MirrorMaker 2")).unwrap_or("(no hand-back line)").to_string();
+    let after_ours = java_positions(&a, &topic);
+    // Ours' window: committed by the group but not in the positions Java will read.
+    let committed: i64 = committed_and_end(&source(), &group, &topic).iter().map(|(_, c, _)| c.unwrap_or(0)).sum();
+    let ours_window = (committed - covered(&after_ours)).max(0) as usize;
+
+    // 4. Java MM2 again on the same file, K more records: it continues from ours' positions.
+    let mut java = JavaMm2::start(&file);
+    produced.extend(records(&topic, n + 2 * m, k));
+    produce(&source(), &topic, &produced[n + 2 * m..]);
+    let ends = end_offsets(&source(), &topic).expect("source topic");
+    wait_for("Java MM2 to copy the rest and flush its positions", MM2_DEADLINE, || {
+        assert!(java.alive(), "Java MM2 exited early:\n{}", java.output());
+        positions_at_end(&java_positions(&a, &topic), &ends)
+    });
+    let java_exit_again = java.stop();
+    let (missing_all, dups_all) = judge("java -> ours -> java", &remote, &produced);
+    let dups_back = dups_all - dups_in;
+
+    println!(
+        "take-over: java -> ours: {missing_in} missing, {dups_in} duplicates (java's unflushed window {java_window}); \
+         ours -> java: {missing_all} missing, {dups_back} duplicates (ours' unwritten window {ours_window}); positions after ours {after_ours:?}; java exits {java_exit}, {java_exit_again}\n  \
+         ours: {took_over}\n  ours: {handed}"
+    );
+    assert_eq!(missing_in, 0, "records missing after ours took over from Java MM2 (log {})", ours.log.display());
+    assert!(dups_in <= java_window, "{dups_in} records copied twice after the take-over, beyond Java's unflushed window of {java_window}");
+    // Three of the topic's, and the source's heartbeats (MM2 copies them whatever `topics` says).
+    let continued: usize = took_over.split(" partition(s) continue").next().and_then(|s| s.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
+    assert!(continued >= 3, "ours did not take over the topic's three partitions: {took_over}");
+    assert_eq!(missing_all, 0, "records missing after Java MM2 took over again from ours");
+    assert!(dups_back <= ours_window, "{dups_back} records copied twice after handing back, beyond ours' unwritten window of {ours_window}");
+    assert!(list_topics(&target()).contains(&offsets_topic));
+}
+
+/// Deletes the test's topics on both clusters when it ends, passed or failed.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if std::env::var_os("MM2_TEST_KEEP_TOPICS").is_some_and(|v| v == "1") {
+            return;
+        }
+        for bootstrap in [source(), target()] {
+            delete_topics_containing(&bootstrap, &self.0);
+        }
+    }
+}
