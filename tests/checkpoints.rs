@@ -88,6 +88,26 @@ fn values_from(bootstrap: &str, topic: &str, partition: i32, from: i64) -> Vec<S
     out
 }
 
+/// The offsets of a partition's records, from the start.
+fn offsets_from(bootstrap: &str, topic: &str, partition: i32) -> Vec<i64> {
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", unique("cp-reader")).create().unwrap();
+    let (_, high) = c.fetch_watermarks(topic, partition, Duration::from_secs(15)).unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
+    c.assign(&tpl).unwrap();
+    let mut out = Vec::new();
+    wait_until(&format!("{topic}-{partition} read to {high}"), || {
+        while let Some(m) = c.poll(Duration::from_millis(500)) {
+            out.push(m.unwrap().offset());
+            if out.last() == Some(&(high - 1)) {
+                return true;
+            }
+        }
+        false
+    });
+    out
+}
+
 /// Writes `batches` transactions to each partition: committed ones of
 /// `size` records, every third aborted, each leaving a marker (and the
 /// aborted records) as gaps in the offsets a read_committed reader sees.
@@ -168,6 +188,64 @@ fn groups_fail_over_across_transaction_gaps_missing_nothing() {
         assert_eq!(*missing, 0, "group {name} would skip records after failing over");
         // Exact here: the mirror's own syncs of one run, 1:1 between gaps.
         assert_eq!(*duplicates, 0, "group {name} would read records twice");
+    }
+}
+
+#[test]
+fn groups_fail_over_across_compacted_offsets_missing_nothing() {
+    require_clusters!();
+    let topic = unique("cp-compact");
+    // Segments roll at every append after 100 ms and the cleaner takes any
+    // dirty share, so compaction comes within the broker's cleaner backoff.
+    let configs = [("cleanup.policy", "compact"), ("segment.ms", "100"), ("min.cleanable.dirty.ratio", "0.01"), ("delete.retention.ms", "100")];
+    create_topic(&source(), &topic, PARTITIONS, &configs);
+    let p: ThreadedProducer<_> = ClientConfig::new().set("bootstrap.servers", source()).create_with_context(rdkafka::producer::DefaultProducerContext).unwrap();
+    // Ten keys per partition written over and over, and one key of its
+    // own each round: compaction keeps each key's last, so gaps everywhere.
+    let mut written = 0u64;
+    wait_until("the source log compacted (offsets gone from the middle)", || {
+        for part in 0..PARTITIONS {
+            for k in 0..11 {
+                let key = if k == 10 { format!("once-{written}") } else { format!("key-{k}") };
+                let value = format!("{topic}/{part}/{written}");
+                p.send(BaseRecord::<str, str>::to(&topic).partition(part).key(&key).payload(&value)).map_err(|(e, _)| e).unwrap();
+                written += 1;
+            }
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+        let ends = end_offsets(&source(), &topic).unwrap();
+        (0..PARTITIONS).all(|part| (values_from(&source(), &topic, part, 0).len() as i64) < ends[part as usize] / 2)
+    });
+    // Groups on the first record left, on one in the middle, on an offset
+    // compaction removed just before it, and at the end. (A group before
+    // the first record the mirror copied gets no checkpoint, as in Java.)
+    let survivors: BTreeMap<i32, Vec<i64>> = (0..PARTITIONS).map(|part| (part, offsets_from(&source(), &topic, part))).collect();
+    let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e)).collect();
+    let pick = |f: &dyn Fn(&[i64], i64) -> i64| -> BTreeMap<i32, i64> { survivors.iter().map(|(p, s)| (*p, f(s, ends[p]))).collect() };
+    let mut groups = Vec::new();
+    let positions: [(&str, &dyn Fn(&[i64], i64) -> i64); 4] = [
+        ("first", &|s, _| s[0]),
+        ("middle", &|s, _| s[s.len() / 2]),
+        ("in-a-gap", &|s, _| (s[0] + 1..s[s.len() / 2]).rev().find(|o| !s.contains(o)).unwrap_or(s[0])),
+        ("end", &|_, e| e),
+    ];
+    for (name, f) in positions {
+        let group = unique(&format!("cp-c-{name}"));
+        let offsets = pick(f);
+        commit(&source(), &group, &topic, &offsets);
+        groups.push((group, offsets));
+    }
+    let mut m = Mirror::start(&checkpointing_args(&topic, "east", &["--sync.group.offsets", "true"]));
+    for (group, on_source) in &groups {
+        wait_until(&format!("group {group} committed on the target"), || committed(&target(), group, &topic).len() == on_source.len());
+    }
+    m.stop();
+    for (group, on_source) in &groups {
+        let on_target = committed(&target(), group, &topic);
+        let (missing, duplicates) = fail_over(&topic, on_source, &on_target);
+        println!("failover mirror-maker(mm1) compacted group={group} source={on_source:?} target={on_target:?} missing={missing} duplicates={duplicates}");
+        assert_eq!(missing, 0, "group {group} would skip records after failing over");
+        assert_eq!(duplicates, 0, "group {group} would read records twice");
     }
 }
 
