@@ -26,6 +26,24 @@
 //! name a target offset the target partition has, and, for a sync, map the
 //! source record to the very record at that target offset.
 //!
+//! In the mirror-maker run, once the checkpoints are stable, Java's own
+//! translation, connect-mirror's `OffsetSyncStore` built as MM2's checkpoint
+//! task builds it (scripts/mirror-client/run syncstore), reads our
+//! offset-syncs topic and translates every (group, partition, upstream) our
+//! checkpoints hold: what Java MM2's checkpoint connector, pointed at our
+//! syncs, would checkpoint if it started then. It must translate every one,
+//! never later than ours, and equal ours for the caught-up group (our syncs
+//! at each commit and when idle give Java the exact latest mapping).
+//! Elsewhere it may be earlier, for two reasons (reference §4.2): Java
+//! translates a group between two syncs to one past the sync before, while
+//! ours also knows, in memory, which runs between syncs were 1:1 and
+//! translates exactly there; and Java's store keeps syncs only at about
+//! power-of-two distances back from the latest, so a group far behind the
+//! latest sync falls back to a kept sync well before the nearest one in the
+//! topic (measured: 405 for every halfway partition, 432 to 568, and 1 for
+//! one-topic's partition at 250). Per group, the count of identical
+//! translations and the largest difference are printed.
+//!
 //! Each run uses aliases of its own (`A<id>`, `B<id>`), so its checkpoints
 //! topic (`A<id>.checkpoints.internal` on B) and offset-syncs topic
 //! (`mm2-offset-syncs.B<id>.internal` on A) hold its records only.
@@ -354,6 +372,67 @@ struct GroupFigures {
     /// mirror wrote twice), apart from the duplicates above.
     read_twice: usize,
     partitions: Vec<PartitionFigures>,
+    /// Java's OffsetSyncStore on the mirror's offset-syncs, against the
+    /// checkpoints (mirror-maker's run only).
+    java_store: Vec<JavaTranslation>,
+}
+
+/// One position of a group's checkpoints, translated by Java's
+/// OffsetSyncStore from the offset-syncs topic.
+#[derive(Debug)]
+struct JavaTranslation {
+    /// The source topic.
+    topic: String,
+    partition: i32,
+    /// The group's committed offset on A, the checkpoint's upstream offset.
+    upstream: i64,
+    /// The checkpoint's downstream offset.
+    checkpoint: i64,
+    /// Java's translateDownstream: None when empty (no sync for the
+    /// partition) or -1 (every sync kept is past `upstream`); its checkpoint
+    /// task writes no checkpoint then.
+    java: Option<i64>,
+}
+
+/// (identical, differing, largest of checkpoint - Java's) over a group's
+/// positions that Java translates.
+fn java_store_summary(t: &[JavaTranslation]) -> (usize, usize, i64) {
+    let diffs: Vec<i64> = t.iter().filter_map(|p| p.java.map(|j| p.checkpoint - j)).collect();
+    let identical = diffs.iter().filter(|&&d| d == 0).count();
+    let largest = diffs.iter().map(|d| d.abs()).max().unwrap_or(0);
+    (identical, t.len() - identical, largest)
+}
+
+/// Java's OffsetSyncStore (`run syncstore A SYNCS_TOPIC ...`) reads the
+/// offset-syncs topic on A to its end, as MM2's checkpoint task does, and
+/// translates each group's committed offsets; paired with the checkpoints'
+/// downstream offsets in `translated`, per group.
+fn java_store_translations(syncs_topic: &str, alias: &str, groups: &[Group], translated: &BTreeMap<String, Offsets>) -> BTreeMap<String, Vec<JavaTranslation>> {
+    let mut asked = Vec::new();
+    let mut args: Vec<String> = vec![s("syncstore"), source(), syncs_topic.to_string()];
+    for g in groups {
+        for ((topic, p), &upstream) in &g.committed {
+            let Some(&checkpoint) = translated[&g.name].get(&(format!("{alias}.{topic}"), *p)) else { continue };
+            args.extend([g.name.clone(), topic.clone(), p.to_string(), upstream.to_string()]);
+            asked.push((g.name.clone(), JavaTranslation { topic: topic.clone(), partition: *p, upstream, checkpoint, java: None }));
+        }
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (rc, out, err) = mirror_client(&argv);
+    assert_eq!(rc, 0, "Java's OffsetSyncStore on {syncs_topic}: exit {rc}: {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), asked.len(), "syncstore: one line per position asked: {out}");
+    let mut per_group: BTreeMap<String, Vec<JavaTranslation>> = BTreeMap::new();
+    for ((group, mut t), line) in asked.into_iter().zip(lines) {
+        let want = format!("{group} {} {} {} -> ", t.topic, t.partition, t.upstream);
+        let java = line.strip_prefix(&want).unwrap_or_else(|| panic!("syncstore line {line:?}: not for {want:?}"));
+        t.java = match java {
+            "none" => None,
+            n => Some(n.parse::<i64>().unwrap_or_else(|_| panic!("syncstore line {line:?}"))).filter(|&n| n >= 0),
+        };
+        per_group.entry(group).or_default().push(t);
+    }
+    per_group
 }
 
 /// The group resumes on B: each remote partition from its translated
@@ -376,7 +455,7 @@ fn fail_over(alias: &str, g: &Group, translated: &Offsets, ends: &Offsets) -> Gr
     for r in &reads {
         *seen.entry(r.id.clone()).or_default() += 1;
     }
-    let mut figures = GroupFigures { group: g.name.clone(), missing: 0, duplicates: 0, read_twice: 0, partitions: Vec::new() };
+    let mut figures = GroupFigures { group: g.name.clone(), missing: 0, duplicates: 0, read_twice: 0, partitions: Vec::new(), java_store: Vec::new() };
     for ((topic, p), &committed) in &g.committed {
         let here = |seq: i64| seen.get(&(topic.clone(), *p, seq)).copied().unwrap_or(0);
         let missing = (committed..PER_PARTITION).filter(|&seq| here(seq) == 0).count();
@@ -526,6 +605,10 @@ fn failover(kind: Kind) -> Vec<GroupFigures> {
     let checkpoints_topic = format!("{a}.checkpoints.internal");
     let translated = stable_translations(&mut mirror, &a, &checkpoints_topic, &groups);
     let stable = started.elapsed();
+    let syncs_topic = format!("mm2-offset-syncs.{b}.internal");
+    // 3b. What Java MM2's checkpoint connector would make of our syncs, read
+    // while the mirror still runs, as a connector beside it would.
+    let mut java_store = if kind == Kind::MirrorMaker { java_store_translations(&syncs_topic, &a, &groups, &translated) } else { BTreeMap::new() };
 
     // 4. The source fails.
     let exit = mirror.stop();
@@ -547,11 +630,13 @@ fn failover(kind: Kind) -> Vec<GroupFigures> {
     let distinct: BTreeSet<_> = on_b.values().collect();
     assert_eq!(distinct.len(), TOPICS * PARTITIONS as usize * PER_PARTITION as usize, "distinct records on B");
 
-    let figures: Vec<GroupFigures> = groups.iter().map(|g| fail_over(&a, g, &translated[&g.name], &ends)).collect();
+    let figures: Vec<GroupFigures> = groups
+        .iter()
+        .map(|g| GroupFigures { java_store: java_store.remove(&g.name).unwrap_or_default(), ..fail_over(&a, g, &translated[&g.name], &ends) })
+        .collect();
 
     // 6. Java's deserializers read every checkpoint and offset sync.
     let (checkpoints, our_checkpoints) = check_checkpoints(&checkpoints_topic, &a, &groups, &ends);
-    let syncs_topic = format!("mm2-offset-syncs.{b}.internal");
     let (syncs, our_syncs) = check_offset_syncs(&syncs_topic, &a, &prefix, &on_b, &ends);
 
     println!(
@@ -576,6 +661,33 @@ fn failover(kind: Kind) -> Vec<GroupFigures> {
             })
             .collect();
         println!("  {short}: {}; read twice on B: {}", detail.join("; "), f.read_twice);
+        if !f.java_store.is_empty() {
+            let (identical, differing, largest) = java_store_summary(&f.java_store);
+            let untranslated = f.java_store.iter().filter(|t| t.java.is_none()).count();
+            println!(
+                "failover {} group={short} java-offset-sync-store: {identical} of {} identical to our checkpoints, {differing} differ (largest difference {largest}), {untranslated} not translated by Java",
+                kind.name(),
+                f.java_store.len()
+            );
+            let differ: Vec<String> = f
+                .java_store
+                .iter()
+                .filter(|t| t.java != Some(t.checkpoint))
+                .map(|t| {
+                    format!(
+                        "{}-{} at {}: ours {}, Java's {}",
+                        t.topic.trim_start_matches(&prefix),
+                        t.partition,
+                        t.upstream,
+                        t.checkpoint,
+                        t.java.map_or("none".into(), |j| j.to_string())
+                    )
+                })
+                .collect();
+            if !differ.is_empty() {
+                println!("  {short}: Java's OffsetSyncStore differs: {}", differ.join("; "));
+            }
+        }
     }
     figures
 }
@@ -600,6 +712,36 @@ fn failover_with_mirror_maker_loses_nothing_and_repeats_at_most_offset_lag_max()
     assert_nothing_missing(Kind::MirrorMaker, &figures);
     let caught_up = figures.iter().find(|f| f.group.ends_with("-caught-up")).unwrap();
     assert_eq!(caught_up.duplicates, 0, "a caught-up group must resume exactly where it stopped: {:?}", caught_up.partitions);
+    // Java MM2's checkpoint connector on our offset-syncs: a checkpoint for
+    // every one of ours, never later than ours (ours never resumes a group
+    // past where Java's own translation of the same syncs would), and the
+    // same for the caught-up group. Elsewhere Java's may be earlier (its +1
+    // rule against our in-memory 1:1 runs, and its thinned-out sync array;
+    // see the module comment).
+    for f in &figures {
+        assert_eq!(f.java_store.len(), f.partitions.len(), "{}: a Java translation per checkpointed partition", f.group);
+        for t in &f.java_store {
+            let java = t.java.unwrap_or_else(|| {
+                panic!("{}: Java's OffsetSyncStore does not translate {t:?}: its checkpoint connector would write no checkpoint there", f.group)
+            });
+            assert!(
+                java <= t.checkpoint,
+                "{}: Java's OffsetSyncStore translates {}-{} at {} to {java}, past our checkpoint {}",
+                f.group,
+                t.topic,
+                t.partition,
+                t.upstream,
+                t.checkpoint
+            );
+        }
+    }
+    let (identical, _, _) = java_store_summary(&caught_up.java_store);
+    assert_eq!(
+        identical,
+        caught_up.java_store.len(),
+        "caught-up group: Java's OffsetSyncStore on our syncs must give our checkpoints exactly: {:?}",
+        caught_up.java_store
+    );
     for f in &figures {
         for p in &f.partitions {
             assert!(

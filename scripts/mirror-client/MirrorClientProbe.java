@@ -39,6 +39,11 @@
 //       mm2-offset-syncs.B.internal), decoded by OffsetSync.deserializeRecord
 //       (connect-mirror's class, reference §3.4): "topic partition
 //       upstreamOffset downstreamOffset".
+//   syncstore BOOTSTRAP SYNCS_TOPIC [--must-read-to-end] [GROUP TOPIC PARTITION UPSTREAM]...
+//       connect-mirror's OffsetSyncStore over SYNCS_TOPIC, asked to translate
+//       each position as MM2's checkpoint task does; see SyncStoreProbe.java
+//       (beside this file, in package org.apache.kafka.connect.mirror because
+//       the store is package-private).
 //   For checkpoints and offset-syncs, as for heartbeats, a record that fails
 //   to decode or has bytes past what the schemas read is reported on stderr
 //   with its offset and makes the exit status 1.
@@ -71,6 +76,7 @@ import org.apache.kafka.connect.mirror.MirrorClient;
 import org.apache.kafka.connect.mirror.MirrorClientConfig;
 import org.apache.kafka.connect.mirror.OffsetSync;
 import org.apache.kafka.connect.mirror.RemoteClusterUtils;
+import org.apache.kafka.connect.mirror.SyncStoreProbe;
 
 public final class MirrorClientProbe {
     private MirrorClientProbe() {
@@ -96,6 +102,9 @@ public final class MirrorClientProbe {
             case "offset-syncs":
                 System.exit(offsetSyncs(args));
                 break;
+            case "syncstore":
+                System.exit(SyncStoreProbe.run(args));
+                break;
             default:
                 usage();
         }
@@ -107,6 +116,7 @@ public final class MirrorClientProbe {
         System.err.println("       run translate BOOTSTRAP REMOTE_ALIAS GROUP [--policy identity|default]");
         System.err.println("       run checkpoints BOOTSTRAP TOPIC");
         System.err.println("       run offset-syncs BOOTSTRAP TOPIC");
+        System.err.println("       run syncstore BOOTSTRAP SYNCS_TOPIC [--must-read-to-end] [GROUP TOPIC PARTITION UPSTREAM]...");
         System.exit(2);
     }
 
