@@ -88,6 +88,9 @@ fn values_from(bootstrap: &str, topic: &str, partition: i32, from: i64) -> Vec<S
     out
 }
 
+/// A named place in a partition, picked from its surviving offsets and its end.
+type Position<'a> = (&'a str, &'a dyn Fn(&[i64], i64) -> i64);
+
 /// The offsets of a partition's records, from the start.
 fn offsets_from(bootstrap: &str, topic: &str, partition: i32) -> Vec<i64> {
     let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", unique("cp-reader")).create().unwrap();
@@ -223,7 +226,7 @@ fn groups_fail_over_across_compacted_offsets_missing_nothing() {
     let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e)).collect();
     let pick = |f: &dyn Fn(&[i64], i64) -> i64| -> BTreeMap<i32, i64> { survivors.iter().map(|(p, s)| (*p, f(s, ends[p]))).collect() };
     let mut groups = Vec::new();
-    let positions: [(&str, &dyn Fn(&[i64], i64) -> i64); 4] = [
+    let positions: [Position; 4] = [
         ("first", &|s, _| s[0]),
         ("middle", &|s, _| s[s.len() / 2]),
         ("in-a-gap", &|s, _| (s[0] + 1..s[s.len() / 2]).rev().find(|o| !s.contains(o)).unwrap_or(s[0])),
@@ -303,6 +306,9 @@ fn a_restarted_mirror_goes_on_checkpointing_and_no_checkpoint_goes_back() {
     wait_until("checkpoints at three quarters after the restart", || seen(&at(3)));
     m.wait_for_log(" read back)");
     assert!(!m.output().contains("(0 read back)"), "the restarted mirror read its checkpoints back");
+    // Not the whole syncs topic again: from where the first run said the
+    // syncs the group still needs begin.
+    assert!(m.output().contains("where the last run left the syncs still needed"), "the restart read the syncs topic from its start");
     m.stop();
     let all: Vec<Checkpoint> = checkpoints_of(&alias).into_iter().filter(|c| c.group == group).collect();
     let mut last: HashMap<i32, (i64, i64)> = HashMap::new();

@@ -96,8 +96,8 @@ fn write_syncs(
     workers_done: &AtomicBool,
     shutdown: &Shutdown,
 ) {
-    let producer: Option<BaseProducer> = if spec.write_syncs {
-        match config.create() {
+    let producer: Option<BaseProducer<SyncsWritten>> = if spec.write_syncs {
+        match config.create_with_context(SyncsWritten(syncs.store.clone())) {
             Ok(p) => Some(p),
             Err(e) => {
                 warn!("[{name}] offset-syncs are kept in memory only: cannot create their producer: {e}");
@@ -115,7 +115,8 @@ fn write_syncs(
         };
         let value = s.encode_value();
         // Java sends to partition 0 explicitly; only partition 0 is read back.
-        if let Err((e, _)) = p.send(BaseRecord::<[u8], [u8]>::to(&spec.syncs_topic).partition(0).key(&key).payload(&value)) {
+        let record = BaseRecord::with_opaque_to(&spec.syncs_topic, Box::new(s.clone())).partition(0).key(&key[..]).payload(&value[..]);
+        if let Err((e, _)) = p.send(record) {
             debug!("[{name}] offset-sync not sent ({e}); the next one for the partition supersedes it");
         }
     };
@@ -159,13 +160,30 @@ fn write_syncs(
     );
 }
 
-/// Records as (key, value).
-pub type KeyValues = Vec<(Vec<u8>, Vec<u8>)>;
+/// Tells the store where the syncs topic put each of this run's syncs, so
+/// a later run knows where to start reading (see [`SyncStore::resume_point`]).
+struct SyncsWritten(Arc<SyncStore>);
 
-/// Reads partition 0 of `topic` from its start to the end it had when
-/// asked (how Java reads offset-syncs and checkpoints); an absent or empty
-/// topic gives nothing. Gives up when `stop` says so.
-pub fn read_to_end(config: &ClientConfig, topic: &str, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
+impl rdkafka::ClientContext for SyncsWritten {}
+
+impl rdkafka::producer::ProducerContext for SyncsWritten {
+    type DeliveryOpaque = Box<OffsetSync>;
+
+    fn delivery(&self, result: &rdkafka::producer::DeliveryResult<'_>, s: Box<OffsetSync>) {
+        if let Ok(m) = result {
+            self.0.written(&s.topic, s.partition, s.upstream_offset, s.downstream_offset, m.offset());
+        }
+    }
+}
+
+/// Records as (offset, key, value).
+pub type KeyValues = Vec<(i64, Vec<u8>, Vec<u8>)>;
+
+/// Reads partition 0 of `topic` from `from` (its start when None or gone)
+/// to the end it had when asked (how Java reads offset-syncs and
+/// checkpoints); an absent or empty topic gives nothing. Gives up when
+/// `stop` says so.
+pub fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
     let mut c = admin_config(config);
     c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
     let consumer: BaseConsumer = c.create().map_err(|e| format!("cannot create a reader of {topic}: {e}"))?;
@@ -174,11 +192,12 @@ pub fn read_to_end(config: &ClientConfig, topic: &str, timeout: Duration, stop: 
         return Ok(Vec::new());
     }
     let (low, high) = consumer.fetch_watermarks(topic, 0, Duration::from_secs(15)).map_err(|e| format!("cannot read the end of {topic}: {e}"))?;
-    if high <= low {
+    let start = from.filter(|f| *f > low).unwrap_or(low);
+    if high <= start {
         return Ok(Vec::new());
     }
     let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Beginning).map_err(|e| e.to_string())?;
+    tpl.add_partition_offset(topic, 0, Offset::Offset(start)).map_err(|e| e.to_string())?;
     consumer.assign(&tpl).map_err(|e| format!("cannot read {topic}: {e}"))?;
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
@@ -187,7 +206,7 @@ pub fn read_to_end(config: &ClientConfig, topic: &str, timeout: Duration, stop: 
             Some(Ok(m)) => {
                 let at = m.offset();
                 if let (Some(k), Some(v)) = (m.key(), m.payload()) {
-                    out.push((k.to_vec(), v.to_vec()));
+                    out.push((at, k.to_vec(), v.to_vec()));
                 }
                 if at + 1 >= high {
                     return Ok(out);
@@ -262,6 +281,12 @@ pub fn forward_only(translated: &[GroupOffset], on_target: &[GroupOffset]) -> Ve
     translated.iter().filter(|o| now.get(&(o.topic.as_str(), o.partition)).is_none_or(|&at| at < o.offset)).cloned().collect()
 }
 
+/// The group whose committed offset on the syncs topic says where a
+/// restart starts reading it (see [`SyncStore::resume_point`]).
+pub fn resume_group(syncs_topic: &str) -> String {
+    format!("mirror-maker.restart-point.{syncs_topic}")
+}
+
 struct Checkpointer {
     name: String,
     spec: Arc<Checkpointing>,
@@ -280,12 +305,25 @@ struct Checkpointer {
 impl Checkpointer {
     fn run(self) {
         let name = &self.name;
+        let syncs_admin = match groups::admin_consumer(&admin_config(&self.spec.syncs_cluster.client_config())) {
+            Ok(c) => c,
+            Err(e) => {
+                warn!("[{name}] no checkpoints: cannot create a client of the offset-syncs cluster: {e}");
+                return;
+            }
+        };
+        let resume_group = resume_group(&self.spec.syncs_topic);
+        // Where the last run said the syncs still needed begin; else the start.
+        let mut resumed_at = groups::group_offsets(syncs_admin.client(), &resume_group)
+            .ok()
+            .and_then(|o| o.into_iter().find(|o| o.topic == self.spec.syncs_topic && o.partition == 0).map(|o| o.offset));
         // Never translate before every sync written so far is known (Java's KAFKA-13659).
         loop {
-            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, resumed_at, READ_TIMEOUT, &|| self.shutdown.stopping()) {
                 Ok(records) => {
-                    let syncs: Vec<OffsetSync> = records.iter().filter_map(|(k, v)| OffsetSync::decode(k, v).ok()).collect();
-                    info!("[{name}] {} offset-syncs read from {}", syncs.len(), self.spec.syncs_topic);
+                    let syncs: Vec<(OffsetSync, i64)> = records.iter().filter_map(|(at, k, v)| Some((OffsetSync::decode(k, v).ok()?, *at))).collect();
+                    let from = resumed_at.map_or("its start".to_string(), |o| format!("offset {o}, where the last run left the syncs still needed"));
+                    info!("[{name}] {} offset-syncs read from {} (from {from})", syncs.len(), self.spec.syncs_topic);
                     self.store.loaded(syncs);
                     break;
                 }
@@ -298,9 +336,9 @@ impl Checkpointer {
         let Some(cp) = &self.spec.checkpoints else { return };
         let mut last = CheckpointStore::default();
         let mut read_back = 0;
-        match read_to_end(&self.target, &cp.topic, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+        match read_to_end(&self.target, &cp.topic, None, READ_TIMEOUT, &|| self.shutdown.stopping()) {
             Ok(records) => {
-                for (k, v) in records {
+                for (_, k, v) in records {
                     if let Ok(c) = Checkpoint::decode(&k, &v) {
                         last.put(&c);
                         read_back += 1;
@@ -331,10 +369,19 @@ impl Checkpointer {
             if self.wait(cp.interval) {
                 return;
             }
-            let written = self.emit(source.client(), &producer, &cp.topic, &cp.groups, &mut last);
+            let mut oldest = HashMap::new();
+            let written = self.emit(source.client(), &producer, &cp.topic, &cp.groups, &mut last, &mut oldest);
             producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
             if written > 0 {
                 debug!("[{name}] {written} checkpoints written");
+            }
+            // A restart reads the syncs topic from here, not from its start.
+            if let Some(point) = self.store.resume_point(&oldest).filter(|p| resumed_at.is_none_or(|r| *p > r)) {
+                let at = GroupOffset { topic: self.spec.syncs_topic.clone(), partition: 0, offset: point, metadata: String::new() };
+                match groups::alter_group_offsets(syncs_admin.client(), &resume_group, &[at]) {
+                    Ok(()) => resumed_at = Some(point),
+                    Err(e) => debug!("[{name}] restart point of {} not saved: {e}", self.spec.syncs_topic),
+                }
             }
             if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
                 if Instant::now() >= at {
@@ -375,6 +422,7 @@ impl Checkpointer {
         topic: &str,
         filter: &crate::plan::policy::NameFilter,
         last: &mut CheckpointStore,
+        oldest: &mut HashMap<(String, i32), i64>,
     ) -> usize {
         let name = &self.name;
         let listed = match groups::list_groups(source) {
@@ -385,7 +433,9 @@ impl Checkpointer {
             }
         };
         let mut written = 0;
-        for g in listed.iter().filter(|g| filter.matches(&g.group) && Some(&g.group) != self.own_group.as_ref()) {
+        // The mirror's own groups (its progress, its restart points, its admin client) are no consumers to fail over.
+        let ours = |g: &str| Some(g) == self.own_group.as_deref() || g.starts_with("mirror-maker.");
+        for g in listed.iter().filter(|g| filter.matches(&g.group) && !ours(&g.group)) {
             if self.shutdown.stopping() {
                 break;
             }
@@ -398,6 +448,10 @@ impl Checkpointer {
                     continue;
                 }
             };
+            for o in committed.iter().filter(|o| self.mirrored(&o.topic).is_some()) {
+                let e = oldest.entry((o.topic.clone(), o.partition)).or_insert(o.offset);
+                *e = (*e).min(o.offset);
+            }
             for c in due(&g.group, &committed, |t| self.mirrored(t), &self.store, last) {
                 let (Ok(key), Ok(value)) = (c.encode_key(), c.encode_value()) else {
                     warn!("[{name}] no checkpoint for group {} on {}: a name or metadata too long for MirrorMaker 2's format", c.group, c.topic);
@@ -473,7 +527,7 @@ mod tests {
 
     fn store_with(topic: &str, partitions: i32, records: i64) -> Arc<FlowSyncs> {
         let f = FlowSyncs::new(100, None);
-        f.store.loaded(Vec::new());
+        f.store.loaded(Vec::<(OffsetSync, i64)>::new());
         for p in 0..partitions {
             f.partition(&Arc::from(topic), p).acknowledged((0..records).map(|u| (u, u + 10)));
         }

@@ -27,7 +27,7 @@
 //! to `offset.lag.max` records twice. Syncs read back from the topic carry
 //! no such knowledge and translate as Java's do.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -58,6 +58,8 @@ pub struct Mapping {
     /// Every record from the previous kept sync to this one landed one
     /// after the other on both sides (so offsets in between map 1:1).
     pub contiguous: bool,
+    /// Its offset in the syncs topic, once known (-1 before).
+    pub at: i64,
 }
 
 /// The sync rule's state of one source partition, per process lifetime as
@@ -104,15 +106,12 @@ impl Track {
             due.extend(self.take_delayed());
         }
         let contiguous = self.contiguous && step;
-        let is_due = self.last_sync_down < 0
-            || self.force
-            || down.saturating_sub(self.last_sync_down + 1) >= lag_max
-            || up - self.prev_up != 1
-            || down < self.prev_down;
+        let is_due =
+            self.last_sync_down < 0 || self.force || down.saturating_sub(self.last_sync_down + 1) >= lag_max || up - self.prev_up != 1 || down < self.prev_down;
         self.prev_up = up;
         self.prev_down = down;
         self.last_ack = Instant::now();
-        let m = Mapping { up, down, contiguous };
+        let m = Mapping { up, down, contiguous, at: -1 };
         if is_due {
             self.synced(down);
             due.push(m);
@@ -263,16 +262,56 @@ impl SyncStore {
     /// Adds the syncs read from the topic (in log order: Java's, an
     /// earlier run's, and perhaps some of this run's), then this run's own
     /// made meanwhile; from then on translations are made.
-    pub fn loaded(&self, read: impl IntoIterator<Item = OffsetSync>) {
+    pub fn loaded(&self, read: impl IntoIterator<Item = (OffsetSync, i64)>) {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        for sync in read {
-            let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false };
+        for (sync, at) in read {
+            let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false, at };
             push(s.syncs.entry((Arc::from(sync.topic.as_str()), sync.partition)).or_default(), m);
         }
         for (tp, m) in std::mem::take(&mut s.early) {
             push(s.syncs.entry(tp).or_default(), m);
         }
         s.loaded = true;
+    }
+
+    /// The syncs topic took one of this run's syncs at offset `at`.
+    pub fn written(&self, topic: &str, partition: i32, up: i64, down: i64, at: i64) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let tp: Tp = (Arc::from(topic), partition);
+        let s = &mut *s;
+        let found = s.syncs.get_mut(&tp).and_then(|v| v.iter_mut().rev().find(|m| m.up == up && m.down == down));
+        match found {
+            Some(m) => m.at = at,
+            None => {
+                if let Some((_, m)) = s.early.iter_mut().rev().find(|(t, m)| *t == tp && m.up == up && m.down == down) {
+                    m.at = at;
+                }
+            }
+        }
+    }
+
+    /// Where a later run can start reading the syncs topic and still find
+    /// every sync it needs: for each partition, the sync at or below the
+    /// oldest position a group holds there (`oldest`), or its latest sync
+    /// when no group reads it; the earliest of their offsets in the topic.
+    /// None until that is known for every partition (a sync not yet
+    /// acknowledged, or nothing read yet).
+    pub fn resume_point(&self, oldest: &HashMap<(String, i32), i64>) -> Option<i64> {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.loaded {
+            return None;
+        }
+        let mut point: Option<i64> = None;
+        for ((topic, partition), syncs) in &s.syncs {
+            let upto = match oldest.get(&(topic.to_string(), *partition)) {
+                Some(&pos) => syncs.partition_point(|m| m.up <= pos).max(1),
+                None => syncs.len(),
+            };
+            // Walk back past syncs whose place in the topic is not known yet.
+            let at = syncs.iter().take(upto).rev().map(|m| m.at).find(|at| *at >= 0)?;
+            point = Some(point.map_or(at, |p| p.min(at)));
+        }
+        point
     }
 
     pub fn is_loaded(&self) -> bool {
@@ -359,7 +398,7 @@ mod tests {
     fn flow() -> (Arc<FlowSyncs>, Receiver<OffsetSync>) {
         let (tx, rx) = FlowSyncs::queue();
         let f = FlowSyncs::new(100, Some(tx));
-        f.store.loaded(Vec::new());
+        f.store.loaded(Vec::<(OffsetSync, i64)>::new());
         (f, rx)
     }
 
@@ -480,11 +519,32 @@ mod tests {
         assert_eq!(f.store.translate("t", 0, 1005), None, "never before the syncs topic is read");
         let read = |up, down| OffsetSync { topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down };
         // An earlier run's syncs, and this run's first one read back too.
-        f.store.loaded([read(0, 1), read(500, 501), read(1000, 1001)]);
+        f.store.loaded([(read(0, 1), 0), (read(500, 501), 1), (read(1000, 1001), 2)]);
         assert_eq!(f.store.translate("t", 0, 250), Some(2), "read syncs say nothing of what lies between: one past, as Java");
         assert_eq!(f.store.translate("t", 0, 1005), Some(1006), "this run's own are exact");
         assert_eq!(f.store.kept("t", 0), 4, "0, 500, 1000 and 1009; 1000 once");
         assert_eq!(f.store.translate("u", 0, 5), None, "no sync, no translation");
+    }
+
+    #[test]
+    fn a_restart_reads_from_the_oldest_sync_a_group_still_needs() {
+        let f = FlowSyncs::new(100, None);
+        let read = |t: &str, up, down| OffsetSync { topic: t.into(), partition: 0, upstream_offset: up, downstream_offset: down };
+        // The syncs topic: a's syncs at topic offsets 10, 11, 12; b's at 13, 14.
+        f.store.loaded([(read("a", 0, 0), 10), (read("a", 100, 100), 11), (read("a", 200, 200), 12), (read("b", 0, 0), 13), (read("b", 50, 50), 14)]);
+        let mut oldest = HashMap::new();
+        assert_eq!(f.store.resume_point(&oldest), Some(12), "no group: each partition's latest sync (12 and 14)");
+        oldest.insert(("a".to_string(), 0), 150);
+        assert_eq!(f.store.resume_point(&oldest), Some(11), "a group at 150 of a needs a's sync at 100 (topic offset 11)");
+        oldest.insert(("b".to_string(), 0), 0);
+        assert_eq!(f.store.resume_point(&oldest), Some(11));
+        oldest.insert(("a".to_string(), 0), 5);
+        assert_eq!(f.store.resume_point(&oldest), Some(10));
+        // This run's own sync of a new partition: unknown until the topic takes it.
+        f.partition(&Arc::from("c"), 0).acknowledged([(7, 7)]);
+        assert_eq!(f.store.resume_point(&oldest), None, "c's sync is not in the topic yet");
+        f.store.written("c", 0, 7, 7, 20);
+        assert_eq!(f.store.resume_point(&oldest), Some(10));
     }
 
     #[test]
