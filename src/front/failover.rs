@@ -201,31 +201,11 @@ fn target_settings(args: &Args) -> Result<(ClientSettings, String), FailoverErro
     Ok((settings, name))
 }
 
-/// The connection and security settings only, as the engine's admin
-/// clients take them (`engine::topics::admin_client`): the target file is
-/// a producer's, whose producer-only keys a consumer would warn about.
+/// The connection and security settings only (the target file is a
+/// producer's, whose producer-only keys a consumer would warn about), as
+/// the engine's admin clients take them.
 fn connection_config(settings: &ClientSettings) -> ClientConfig {
-    let mut c = ClientConfig::new();
-    for (k, (v, _)) in &settings.entries {
-        let wanted = k == "bootstrap.servers"
-            || k.starts_with("security.")
-            || k.starts_with("ssl.")
-            || k.starts_with("sasl.")
-            || k.starts_with("socket.")
-            || k == "broker.address.family"
-            || k == "client.dns.lookup"
-            || k == "enable.ssl.certificate.verification"
-            || k == "client.id";
-        if wanted {
-            c.set(k, v);
-        }
-    }
-    if settings.get("bootstrap.servers").is_none() {
-        // 0.8 producer files name the brokers with the alias.
-        c.set("bootstrap.servers", &settings.bootstrap);
-    }
-    c.set("allow.auto.create.topics", "false");
-    c
+    crate::engine::topics::admin_config(&settings.client_config())
 }
 
 /// The group's checkpoints as read from the topic.
