@@ -407,6 +407,9 @@ struct Stream {
     last_commit: Instant,
     last_paused_ends: Option<Instant>,
     last_refresh: Option<Instant>,
+    /// The topic sync's generation at the last refresh: when it moves,
+    /// topics it held back are settled and are subscribed at once.
+    topics_settled: u64,
     gaps: GapCheck,
 }
 
@@ -423,6 +426,7 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 last_commit: Instant::now(),
                 last_paused_ends: None,
                 last_refresh: None,
+                topics_settled: 0,
                 gaps: GapCheck::default(),
             };
             info!("[{0}] Starting mirror maker thread {0}", s.spec.name);
@@ -439,7 +443,8 @@ impl Stream {
 
     fn run(&mut self) {
         while !self.ctx().shutdown.stopping() {
-            if self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
+            let settled = self.spec.topic_sync.as_ref().is_some_and(|s| s.generation() != self.topics_settled);
+            if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
                 self.refresh_subscription();
             }
             let held = self.retry_held();
@@ -533,6 +538,8 @@ impl Stream {
 
     fn refresh_subscription(&mut self) {
         self.last_refresh = Some(Instant::now());
+        // Read before reconcile: topics settled from here on move it again.
+        self.topics_settled = self.spec.topic_sync.as_ref().map_or(0, |s| s.generation());
         let md = match self.consumer.fetch_metadata(None, Duration::from_secs(10)) {
             Ok(md) => md,
             Err(e) => {

@@ -17,14 +17,29 @@
 //! smaller max.message.bytes) are logged as warnings naming topic and values.
 //! Every admin failure is a warning: the record path then falls back to what
 //! MM1 did (the broker decides), so this never stops the mirror.
+//!
+//! Everything is done in batches, so that a start over thousands of topics
+//! costs a few requests, not a few per topic (issue #21). A refresh pass
+//! lists the target once: topics whose target exists are settled at once
+//! (the stream subscribes them right away), and the missing ones go to a
+//! creator thread, which lists the source once and then, per [`CHUNK`]
+//! topics, reads their configs with one DescribeConfigs and creates them
+//! with one CreateTopics. Streams subscribe each chunk's topics as soon as
+//! it is answered ([`TopicSync::generation`]). A topic the target refuses
+//! for a reason that may pass (a timeout, a busy controller) is logged with
+//! the reason and tried again at the next refresh; it holds back no other.
+//! Grown topics get one CreatePartitions per chunk, and MM2's config sync
+//! one DescribeConfigs per cluster and one AlterConfigs per chunk.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use log::{info, warn};
-use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier, TopicReplication};
+use log::{debug, info, warn};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, OwnedResourceSpecifier, ResourceSpecifier, TopicReplication, TopicResult,
+};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
@@ -34,6 +49,13 @@ use crate::plan::handler::Handler;
 use crate::plan::RemoteTopics;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Most topics in one CreateTopics, DescribeConfigs, CreatePartitions or
+/// AlterConfigs request. Brokers take far more (the bound is the request's
+/// size, socket.request.max.bytes, 100 MiB by default: 500 topics with their
+/// configs are well under 1 MiB), but a chunk is also what settles at once,
+/// and a request that times out holds back only its own topics.
+pub const CHUNK: usize = 500;
 
 /// Topic configs never copied: they name broker ids of the source cluster.
 const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"];
@@ -137,34 +159,158 @@ impl View {
     }
 }
 
-/// One reconciliation pass: each cluster is listed once, when first
-/// needed, not once per topic (which made a start over thousands of new
-/// topics quadratic); a cluster that does not answer is asked once per pass.
-#[derive(Default)]
-struct Pass {
-    target: std::cell::OnceCell<Result<View, String>>,
-    source: std::cell::OnceCell<Result<View, String>>,
+/// Source topics with their partition counts.
+type Counts = Vec<(String, usize)>;
+
+/// A topic's config entries: name -> (value, set on the topic itself).
+type Configs = BTreeMap<String, (String, bool)>;
+
+/// What one request did for one topic of it.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    /// Done as asked.
+    Done,
+    /// Done already, by someone else (another mirror, the broker, an operator).
+    Already,
+    /// Refused for a reason that may pass (a timeout, a busy controller, no
+    /// answer): held back and tried again at the next topic refresh.
+    Retry(String),
+    /// Refused for good: left to the broker, as MM1 did.
+    Refused(String),
 }
 
-impl Pass {
-    fn target(&self, admin: &Admin) -> Result<&View, String> {
-        self.target.get_or_init(|| View::fetch(admin, "target")).as_ref().map_err(|e| e.clone())
+impl Outcome {
+    /// Whether the topic needs no more work from this pass's kind of request.
+    fn settled(&self) -> bool {
+        !matches!(self, Outcome::Retry(_))
     }
 
-    fn source(&self, admin: &Admin) -> Result<&View, String> {
-        self.source.get_or_init(|| View::fetch(admin, "source")).as_ref().map_err(|e| e.clone())
+    /// A CreateTopics answer for one topic.
+    fn of_creation(answer: Option<&TopicResult>) -> Outcome {
+        match answer {
+            Some(Ok(_)) => Outcome::Done,
+            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Outcome::Already,
+            Some(Err((_, code))) if is_transient(*code) => Outcome::Retry(code.to_string()),
+            Some(Err((_, code))) => Outcome::Refused(code.to_string()),
+            None => Outcome::Retry("the broker's answer did not name it".into()),
+        }
+    }
+
+    /// A CreatePartitions answer for one topic: INVALID_PARTITIONS means
+    /// someone else raised it meanwhile; anything else is tried again.
+    fn of_growth(answer: Option<&TopicResult>) -> Outcome {
+        match answer {
+            Some(Ok(_)) => Outcome::Done,
+            Some(Err((_, RDKafkaErrorCode::InvalidPartitions))) => Outcome::Already,
+            Some(Err((_, code))) => Outcome::Retry(code.to_string()),
+            None => Outcome::Retry("the broker's answer did not name it".into()),
+        }
     }
 }
 
-/// What a missing target topic is created with.
+/// Sends `items` in requests of at most `chunk` and judges each item by its
+/// own answer (found by `name`): a refused item, an item the answer leaves
+/// out, or a request that fails as a whole holds back only the items
+/// concerned. `settle` gets each request's items and outcomes as soon as it
+/// is answered, so they are used before the next request is sent. Returns
+/// the number of requests sent.
+fn in_chunks<T>(
+    items: &[T],
+    chunk: usize,
+    name: impl Fn(&T) -> &str,
+    mut request: impl FnMut(&[T]) -> Result<Vec<TopicResult>, String>,
+    judge: fn(Option<&TopicResult>) -> Outcome,
+    mut settle: impl FnMut(&[T], Vec<Outcome>),
+) -> usize {
+    let mut requests = 0;
+    for part in items.chunks(chunk.max(1)) {
+        requests += 1;
+        let outcomes = match request(part) {
+            Err(e) => part.iter().map(|_| Outcome::Retry(e.clone())).collect(),
+            Ok(answers) => {
+                let by_name: HashMap<&str, &TopicResult> = answers
+                    .iter()
+                    .map(|a| {
+                        let n = match a {
+                            Ok(n) | Err((n, _)) => n.as_str(),
+                        };
+                        (n, a)
+                    })
+                    .collect();
+                part.iter().map(|t| judge(by_name.get(name(t)).copied())).collect()
+            }
+        };
+        settle(part, outcomes);
+    }
+    requests
+}
+
+/// Every config entry of each of `topics` on `admin`, with one
+/// DescribeConfigs per [`CHUNK`] topics. Every topic gets an entry: its
+/// configs, or why they could not be read.
+fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs, String>> {
+    let mut out = HashMap::with_capacity(topics.len());
+    for part in topics.chunks(CHUNK) {
+        let specs: Vec<ResourceSpecifier<'_>> = part.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        debug!("DescribeConfigs: {} topics in one request", specs.len());
+        match block_on(admin.describe_configs(&specs, &AdminOptions::new().request_timeout(Some(TIMEOUT)))) {
+            Err(e) => out.extend(part.iter().map(|t| (t.to_string(), Err(format!("describe configs: {e}"))))),
+            Ok(answers) => {
+                for resource in answers.into_iter().flatten() {
+                    let OwnedResourceSpecifier::Topic(name) = resource.specifier else { continue };
+                    // rdkafka 0.39 drops a resource's own error (not
+                    // authorised, unknown topic): it arrives with no
+                    // entries, while a topic always has some (defaults included).
+                    if resource.entries.is_empty() {
+                        let why = "describe configs: no entries in the answer (the principal may need DESCRIBE_CONFIGS on the topic)";
+                        out.insert(name, Err(why.to_string()));
+                        continue;
+                    }
+                    let entries = resource
+                        .entries
+                        .into_iter()
+                        .filter(|e| !e.is_sensitive)
+                        .filter_map(|e| Some((e.name, (e.value?, e.source == ConfigSource::DynamicTopic))))
+                        .collect();
+                    out.insert(name, Ok(entries));
+                }
+                for t in part {
+                    out.entry(t.to_string()).or_insert_with(|| Err("describe configs: the answer did not name it".to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A missing target topic as it is to be created.
 struct Creation {
+    topic: String,
+    target_topic: String,
     /// The source topic's partitions and replication factor.
     shape: TopicShape,
-    /// The replication factor the target topic gets: the source's, at most
-    /// the target's broker count.
+    /// The replication factor the target topic gets: the source's (MM2:
+    /// `replication.factor`), at most the target's broker count.
     rf: usize,
     /// The source topic's own configs, as copied.
     configs: Vec<(String, String)>,
+}
+
+/// The creator thread's work and who is waiting for it.
+#[derive(Default)]
+struct Creations {
+    /// Source topics queued or being created: a pass meanwhile neither
+    /// queues them again nor subscribes them.
+    pending: HashSet<String>,
+    /// Missing on the target: (source topic, source partitions).
+    to_create: Vec<(String, usize)>,
+    /// Existing on the target, whose max.message.bytes is compared with the
+    /// source's: (source topic, target topic).
+    to_compare: Vec<(String, String)>,
+    /// The target's broker count, from the latest listing.
+    brokers: usize,
+    /// Whether the creator thread is at work.
+    running: bool,
 }
 
 /// Creates target topics like the source and adds partitions as the source
@@ -177,102 +323,302 @@ pub struct TopicSync {
     sync_partitions: bool,
     /// MirrorMaker 2's way of creating them, in MM2 mode.
     remote: Option<Arc<RemoteTopics>>,
-    /// Source partition count last seen, per source topic.
+    /// Settled source topics and their partition count last seen.
     seen: Mutex<HashMap<String, usize>>,
+    /// Topics handed to the creator thread.
+    creations: Mutex<Creations>,
+    /// Moves on every time the creator thread settles topics: streams
+    /// then look at their subscription again without waiting for the next
+    /// refresh ([`TopicSync::generation`]).
+    generation: AtomicU64,
     /// The source has no topic ACLs (or no authorizer): said once, then quiet.
     source_has_no_acls: AtomicBool,
 }
 
 impl TopicSync {
     pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
-        TopicSync { source, target, handler, create, sync_partitions, remote, seen: Mutex::new(HashMap::new()), source_has_no_acls: AtomicBool::new(false) }
+        TopicSync {
+            source,
+            target,
+            handler,
+            create,
+            sync_partitions,
+            remote,
+            seen: Mutex::new(HashMap::new()),
+            creations: Mutex::new(Creations::default()),
+            generation: AtomicU64::new(0),
+            source_has_no_acls: AtomicBool::new(false),
+        }
+    }
+
+    /// Changes whenever topics held back by [`Self::reconcile`] were
+    /// settled since: a stream that saw another value at its last
+    /// reconcile looks at its topics again now.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Called with the matching source topics and their partition counts on
-    /// every topic refresh, before subscribing. Cheap when nothing changed.
-    /// Returns the new topics not to subscribe to yet: the target could not
-    /// be asked whether they exist, and subscribing now would let the
-    /// producer's first record make the broker auto-create them.
-    pub fn reconcile(&self, topics: &[(String, usize)]) -> Vec<String> {
+    /// every topic refresh, before subscribing. Cheap when nothing changed;
+    /// otherwise one metadata request of the target, and for grown topics
+    /// one CreatePartitions per [`CHUNK`]. Returns the topics not to
+    /// subscribe to yet: those being created by the creator thread (they
+    /// follow when [`Self::generation`] moves), and those the target could
+    /// not be asked about (subscribing now would let the producer's first
+    /// record make the broker auto-create them).
+    pub fn reconcile(self: &Arc<Self>, topics: &[(String, usize)]) -> HashSet<String> {
         // One stream at a time: the others find the work done.
         let mut seen = self.seen.lock().unwrap();
-        let mut deferred = Vec::new();
-        let pass = Pass::default();
-        for (topic, partitions) in topics {
-            match seen.get(topic).copied() {
-                None => {
-                    if self.first_look(&pass, topic, *partitions) {
-                        seen.insert(topic.clone(), *partitions);
-                    } else {
-                        deferred.push(topic.clone());
+        let (fresh, grown): (Counts, Counts) = {
+            let pending = &self.creations.lock().unwrap().pending;
+            let fresh = topics.iter().filter(|(t, _)| !seen.contains_key(t) && !pending.contains(t)).cloned().collect();
+            let grown = topics.iter().filter(|(t, n)| seen.get(t).is_some_and(|before| n > before)).cloned().collect();
+            (fresh, grown)
+        };
+        let mut grow = grown;
+        let mut start = false;
+        if !self.sync_partitions {
+            seen.extend(grow.drain(..));
+        }
+        if !fresh.is_empty() || !grow.is_empty() {
+            match View::fetch(&self.target, "target") {
+                Err(e) => {
+                    // One line per topic for a few (as before batching),
+                    // one line for the rest of many.
+                    for (t, _) in fresh.iter().take(10) {
+                        warn!("topic {t}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
+                    }
+                    if fresh.len() > 10 {
+                        warn!(
+                            "{} more new source topics ({}): {e}; not mirrored until the target answers (looked at again every topic refresh)",
+                            fresh.len() - 10,
+                            shortened(fresh.iter().skip(10).map(|(t, _)| t.as_str()))
+                        );
+                    }
+                    if !grow.is_empty() {
+                        warn!("{} grown source topics: {e}; their target partitions are checked again at the next topic refresh", grow.len());
                     }
                 }
-                Some(before) if *partitions > before => {
-                    if !self.sync_partitions || self.grow(&pass, topic, *partitions) {
-                        seen.insert(topic.clone(), *partitions);
+                Ok(view) => {
+                    let mut to_create = Vec::new();
+                    let mut to_compare = Vec::new();
+                    for (topic, partitions) in fresh {
+                        let target_topic = self.handler.target_topic(&topic).into_owned();
+                        match view.shapes.get(&target_topic) {
+                            Some(shape) => {
+                                report_fewer_partitions(&topic, &target_topic, partitions, shape);
+                                to_compare.push((topic.clone(), target_topic));
+                                seen.insert(topic, partitions);
+                            }
+                            None if !self.create => {
+                                seen.insert(topic, partitions);
+                            }
+                            None => to_create.push((topic, partitions)),
+                        }
                     }
+                    seen.extend(self.grow(&view, &grow));
+                    start = self.queue(to_create, to_compare, view.brokers);
                 }
-                Some(_) => {}
             }
+        }
+        let deferred = topics.iter().filter(|(t, _)| !seen.contains_key(t)).map(|(t, _)| t.clone()).collect();
+        // The creator locks `seen` to settle topics.
+        drop(seen);
+        if start {
+            self.start_creator();
         }
         deferred
     }
 
-    /// The target topic's shape, `None` when it does not exist; `Err` when
-    /// the target cannot be asked. From the pass's one listing of the target.
-    fn target_shape(&self, pass: &Pass, topic: &str) -> Result<Option<TopicShape>, String> {
-        pass.target(&self.target).map(|v| v.shapes.get(topic).cloned())
+    /// Hands work to the creator thread; true when it is idle and must be
+    /// started ([`Self::start_creator`], once `seen` is unlocked). Called
+    /// with `seen` locked, so that the topics are pending before any other
+    /// pass can find them neither settled nor pending.
+    fn queue(&self, create: Vec<(String, usize)>, compare: Vec<(String, String)>, brokers: usize) -> bool {
+        if create.is_empty() && compare.is_empty() {
+            return false;
+        }
+        let mut c = self.creations.lock().unwrap();
+        c.pending.extend(create.iter().map(|(t, _)| t.clone()));
+        c.to_create.extend(create);
+        c.to_compare.extend(compare);
+        c.brokers = brokers;
+        !std::mem::replace(&mut c.running, true)
     }
 
-    fn target_brokers(&self, pass: &Pass) -> Result<usize, String> {
-        pass.target(&self.target).map(|v| v.brokers)
-    }
-
-    fn source_shape(&self, pass: &Pass, topic: &str) -> Result<TopicShape, String> {
-        let view = pass.source(&self.source)?;
-        view.shapes.get(topic).cloned().ok_or_else(|| format!("source topic {topic} has no metadata"))
-    }
-
-    /// Every config entry of `topic` on `admin`: name -> (value, set on the topic itself).
-    fn configs(admin: &Admin, topic: &str) -> Result<BTreeMap<String, (String, bool)>, String> {
-        let res = block_on(admin.describe_configs(&[ResourceSpecifier::Topic(topic)], &AdminOptions::new().request_timeout(Some(TIMEOUT))))
-            .map_err(|e| format!("describe configs of {topic}: {e}"))?;
-        let resource = res.into_iter().next().ok_or_else(|| format!("describe configs of {topic}: empty answer"))?;
-        let resource = resource.map_err(|e| format!("describe configs of {topic}: {e}"))?;
-        Ok(resource
-            .entries
-            .into_iter()
-            .filter(|e| !e.is_sensitive)
-            .filter_map(|e| Some((e.name, (e.value?, e.source == ConfigSource::DynamicTopic))))
-            .collect())
-    }
-
-    /// Returns whether the topic is settled (also when it was only warned
-    /// about and left to the broker); false: the target could not be asked,
-    /// look again at the next refresh.
-    fn first_look(&self, pass: &Pass, topic: &str, source_partitions: usize) -> bool {
-        let target_topic = self.handler.target_topic(topic).into_owned();
-        let existing = match self.target_shape(pass, &target_topic) {
-            Ok(s) => s,
-            Err(e) => {
-                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
-                return false;
-            }
-        };
-        match existing {
-            Some(shape) => {
-                self.report_mismatch(topic, &target_topic, source_partitions, &shape);
-                true
-            }
-            None if !self.create => true,
-            None => self.create_like_source(pass, topic, &target_topic),
+    /// Starts the creator thread. Not the stream's own: topics that exist
+    /// are subscribed while the others are created.
+    fn start_creator(self: &Arc<Self>) {
+        let me = Arc::clone(self);
+        if let Err(e) = std::thread::Builder::new().name("mirrormaker-topic-sync".into()).spawn(move || me.run_creator()) {
+            warn!("cannot start the topic creation thread ({e}); creating the topics on this stream's thread instead");
+            Arc::clone(self).run_creator();
         }
     }
 
-    /// The source topic's own configs worth copying, `min.insync.replicas`
-    /// capped at the replication factor the target topic gets.
-    fn configs_to_copy(&self, topic: &str, target_topic: &str, rf: usize) -> Result<Vec<(String, String)>, String> {
-        let mut copied = self.source_configs(topic)?;
+    /// The creator thread: creates what is queued, then compares configs,
+    /// until nothing is left.
+    fn run_creator(self: Arc<Self>) {
+        loop {
+            let (create, compare, brokers) = {
+                let mut c = self.creations.lock().unwrap();
+                if c.to_create.is_empty() && c.to_compare.is_empty() {
+                    c.running = false;
+                    return;
+                }
+                (std::mem::take(&mut c.to_create), std::mem::take(&mut c.to_compare), c.brokers)
+            };
+            if !create.is_empty() {
+                self.create_missing(&create, brokers);
+            }
+            if !compare.is_empty() {
+                self.compare_max_message_bytes(&compare);
+            }
+        }
+    }
+
+    /// Creates the missing target topics like the source: one listing of
+    /// the source, then per [`CHUNK`] topics one DescribeConfigs of the
+    /// source and one CreateTopics of the target. Each chunk is settled (and
+    /// its topics subscribed) as soon as it is answered.
+    fn create_missing(&self, create: &[(String, usize)], brokers: usize) {
+        let source = match View::fetch(&self.source, "source") {
+            Ok(v) => v,
+            Err(e) => {
+                warn!(
+                    "{} target topics not created yet ({}): {e}; tried again at the next topic refresh",
+                    create.len(),
+                    shortened(create.iter().map(|(t, _)| t.as_str()))
+                );
+                self.release(create.iter().map(|(t, _)| t.as_str()), &[]);
+                return;
+            }
+        };
+        for part in create.chunks(CHUNK) {
+            // A topic gone from the source meanwhile is settled: left to
+            // the broker, as MM1 did.
+            let (known, gone): (Vec<_>, Vec<_>) = part.iter().partition(|(t, _)| source.shapes.contains_key(t));
+            for (topic, _) in &gone {
+                let target_topic = self.handler.target_topic(topic);
+                warn!("target topic {target_topic} not created like the source: source topic {topic} has no metadata; the target broker decides, as with MM1");
+            }
+            let names: Vec<&str> = known.iter().map(|(t, _)| t.as_str()).collect();
+            let mut configs = configs_of(&self.source, &names);
+            let creations: Vec<Creation> = known
+                .iter()
+                .map(|(topic, _)| {
+                    let target_topic = self.handler.target_topic(topic).into_owned();
+                    let shape = source.shapes[topic].clone();
+                    let rf = self.replication_factor(&shape, brokers, &target_topic);
+                    let configs = match configs.remove(topic.as_str()).unwrap_or_else(|| Err("not asked".into())) {
+                        Ok(all) => self.configs_to_copy(&target_topic, all, rf),
+                        Err(e) => {
+                            warn!(
+                                "target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)"
+                            );
+                            Vec::new()
+                        }
+                    };
+                    Creation { topic: topic.clone(), target_topic, shape, rf, configs }
+                })
+                .collect();
+            let mut settled: Vec<(String, usize)> = gone.iter().map(|(t, n)| (t.clone(), *n)).collect();
+            let mut already: Vec<(String, String, usize)> = Vec::new();
+            in_chunks(
+                &creations,
+                CHUNK,
+                |c| &c.target_topic,
+                |cs| self.request_creation(cs),
+                Outcome::of_creation,
+                |cs, outcomes| {
+                    for (c, outcome) in cs.iter().zip(outcomes) {
+                        self.log_creation(c, &outcome);
+                        if outcome == Outcome::Already {
+                            already.push((c.topic.clone(), c.target_topic.clone(), c.shape.partitions));
+                        }
+                        if outcome.settled() {
+                            // The source's count as listed now: a stream that
+                            // sees more later grows the target topic.
+                            settled.push((c.topic.clone(), c.shape.partitions));
+                        }
+                    }
+                },
+            );
+            if !already.is_empty() {
+                // Made by someone else: checked as an existing one.
+                match View::fetch(&self.target, "target") {
+                    Ok(view) => {
+                        for (topic, target_topic, partitions) in &already {
+                            if let Some(shape) = view.shapes.get(target_topic) {
+                                report_fewer_partitions(topic, target_topic, *partitions, shape);
+                            }
+                        }
+                    }
+                    Err(e) => warn!("{} target topics made meanwhile by someone else are not checked: {e}", already.len()),
+                }
+                let pairs: Vec<(String, String)> = already.into_iter().map(|(t, tt, _)| (t, tt)).collect();
+                self.compare_max_message_bytes(&pairs);
+            }
+            self.release(part.iter().map(|(t, _)| t.as_str()), &settled);
+        }
+    }
+
+    /// The creator is done with `done`: `settled` (a subset) are mirrored
+    /// from now on; the others are tried again at the next topic refresh.
+    /// Streams are told only when something settled, so topics that keep
+    /// failing are tried once per refresh, not in a loop.
+    fn release<'a>(&self, done: impl Iterator<Item = &'a str>, settled: &[(String, usize)]) {
+        // Settled before they stop being pending: a pass in between must
+        // not find them neither and queue them again.
+        self.seen.lock().unwrap().extend(settled.iter().cloned());
+        let mut c = self.creations.lock().unwrap();
+        for t in done {
+            c.pending.remove(t);
+        }
+        if !settled.is_empty() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// One CreateTopics for `creations`.
+    fn request_creation(&self, creations: &[Creation]) -> Result<Vec<TopicResult>, String> {
+        let new: Vec<NewTopic<'_>> = creations
+            .iter()
+            .map(|c| {
+                c.configs.iter().fold(NewTopic::new(&c.target_topic, c.shape.partitions as i32, TopicReplication::Fixed(c.rf as i32)), |n, (k, v)| n.set(k, v))
+            })
+            .collect();
+        debug!("CreateTopics: {} topics in one request", new.len());
+        let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
+        block_on(self.target.create_topics(&new, &opts)).map_err(|e| format!("CreateTopics request of {} topics: {e}", new.len()))
+    }
+
+    /// Says what became of a creation.
+    fn log_creation(&self, c: &Creation, outcome: &Outcome) {
+        let Creation { topic, target_topic, shape, rf, configs } = c;
+        let described = configs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        match outcome {
+            Outcome::Done => info!(
+                "created target topic {target_topic} like source topic {topic}: {} partitions, replication factor {rf} (source {}), configs [{described}]",
+                shape.partitions, shape.replication
+            ),
+            Outcome::Already => info!("target topic {target_topic} was created meanwhile by someone else"),
+            Outcome::Retry(e) => {
+                warn!("cannot create target topic {target_topic} yet: {e}; not mirrored until it is created (tried again at the next topic refresh)")
+            }
+            Outcome::Refused(e) => warn!(
+                "cannot create target topic {target_topic} ({} partitions, replication factor {rf}, configs [{described}]): {e}; \
+                 the target broker decides as with MM1 (auto-create with its defaults, if enabled)",
+                shape.partitions
+            ),
+        }
+    }
+
+    /// The source topic's own configs worth copying (`all` being every
+    /// entry of it), `min.insync.replicas` capped at the replication factor
+    /// the target topic gets.
+    fn configs_to_copy(&self, target_topic: &str, all: Configs, rf: usize) -> Vec<(String, String)> {
+        let mut copied = self.own_configs(all);
         // acks=all with min.insync.replicas above the replication factor
         // could never succeed: every record would be retried forever.
         for (k, v) in copied.iter_mut() {
@@ -281,50 +627,81 @@ impl TopicSync {
                 *v = rf.to_string();
             }
         }
-        Ok(copied)
+        copied
     }
 
-    /// The source topic's own configs, but those never copied. MM2 mode
-    /// leaves out what config.properties.exclude names (MM2's own list
-    /// covers the broker-id configs and min.insync.replicas).
-    fn source_configs(&self, topic: &str) -> Result<Vec<(String, String)>, String> {
+    /// A source topic's own configs (from every entry of it), but those
+    /// never copied. MM2 mode leaves out what config.properties.exclude
+    /// names (MM2's own list covers the broker-id configs and min.insync.replicas).
+    fn own_configs(&self, all: Configs) -> Vec<(String, String)> {
         let excluded = |k: &str| match &self.remote {
             Some(r) => r.config_exclude.matches(k),
             None => NOT_COPIED.contains(&k),
         };
-        Ok(Self::configs(&self.source, topic)?.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect())
+        all.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect()
     }
 
     /// MirrorMaker 2's `sync.topic.configs`: every mirrored topic's own
     /// source configs set on its target topic where they differ. Compared
     /// before anything is written, so a quiet run writes nothing; the
     /// target's own overrides of other keys are sent along unchanged (the
-    /// admin call replaces a topic's whole set), so none is wiped.
+    /// admin call replaces a topic's whole set), so none is wiped. Per
+    /// [`CHUNK`] topics: one DescribeConfigs of each cluster and one
+    /// AlterConfigs for those that differ.
     pub fn sync_configs(&self) {
-        let topics: Vec<String> = self.seen.lock().unwrap().keys().cloned().collect();
-        for topic in topics {
-            let target_topic = self.handler.target_topic(&topic).into_owned();
-            let (wanted, target) = match (self.source_configs(&topic), Self::configs(&self.target, &target_topic)) {
-                (Ok(w), Ok(t)) => (w, t),
-                (Err(e), _) | (_, Err(e)) => {
-                    warn!("topic {target_topic}: configs not synced this time: {e}");
+        let mut topics: Vec<String> = self.seen.lock().unwrap().keys().cloned().collect();
+        topics.sort();
+        for part in topics.chunks(CHUNK) {
+            let targets: Vec<String> = part.iter().map(|t| self.handler.target_topic(t).into_owned()).collect();
+            let mut source = configs_of(&self.source, &part.iter().map(String::as_str).collect::<Vec<_>>());
+            let mut target = configs_of(&self.target, &targets.iter().map(String::as_str).collect::<Vec<_>>());
+            // (source topic, target topic, the target's whole new set, what changed)
+            let mut changes: Vec<(&str, &str, BTreeMap<String, String>, String)> = Vec::new();
+            for (topic, target_topic) in part.iter().zip(&targets) {
+                let missing = || Err("not asked".to_string());
+                let (wanted, have) = match (source.remove(topic).unwrap_or_else(missing), target.remove(target_topic).unwrap_or_else(missing)) {
+                    (Ok(w), Ok(t)) => (self.own_configs(w), t),
+                    (Err(e), _) | (_, Err(e)) => {
+                        warn!("topic {target_topic}: configs not synced this time: {e}");
+                        continue;
+                    }
+                };
+                let changed: Vec<String> = wanted.iter().filter(|(k, v)| have.get(k).map(|(tv, _)| tv) != Some(v)).map(|(k, v)| format!("{k}={v}")).collect();
+                if changed.is_empty() {
                     continue;
                 }
-            };
-            let changed: Vec<&(String, String)> = wanted.iter().filter(|(k, v)| target.get(k).map(|(tv, _)| tv) != Some(v)).collect();
-            if changed.is_empty() {
+                let mut all: BTreeMap<String, String> = have.into_iter().filter(|(_, (_, own))| *own).map(|(k, (v, _))| (k, v)).collect();
+                all.extend(wanted);
+                changes.push((topic.as_str(), target_topic.as_str(), all, changed.join(", ")));
+            }
+            if changes.is_empty() {
                 continue;
             }
-            let mut all: BTreeMap<&str, &str> = target.iter().filter(|(_, (_, own))| *own).map(|(k, (v, _))| (k.as_str(), v.as_str())).collect();
-            all.extend(wanted.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            let alter = all.iter().fold(AlterConfig::new(ResourceSpecifier::Topic(&target_topic)), |a, (k, v)| a.set(k, v));
-            let shown = changed.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+            let alters: Vec<AlterConfig<'_>> = changes
+                .iter()
+                .map(|(_, target_topic, all, _)| all.iter().fold(AlterConfig::new(ResourceSpecifier::Topic(target_topic)), |a, (k, v)| a.set(k, v)))
+                .collect();
+            debug!("AlterConfigs: {} topics in one request", alters.len());
             let opts = AdminOptions::new().request_timeout(Some(TIMEOUT));
-            match block_on(self.target.alter_configs(&[alter], &opts)).map(|mut r| r.pop()) {
-                Ok(Some(Ok(_))) => info!("topic {target_topic}: configs synced from source topic {topic}: {shown}"),
-                Ok(Some(Err((_, code)))) => warn!("topic {target_topic}: cannot sync configs ({shown}): {code}"),
-                Ok(None) => warn!("topic {target_topic}: cannot sync configs ({shown}): empty answer"),
-                Err(e) => warn!("topic {target_topic}: cannot sync configs ({shown}): {e}"),
+            let answers = block_on(self.target.alter_configs(&alters, &opts));
+            let by_topic: HashMap<String, Result<(), RDKafkaErrorCode>> = match &answers {
+                Ok(list) => list
+                    .iter()
+                    .filter_map(|a| match a {
+                        Ok(OwnedResourceSpecifier::Topic(t)) => Some((t.clone(), Ok(()))),
+                        Err((OwnedResourceSpecifier::Topic(t), code)) => Some((t.clone(), Err(*code))),
+                        _ => None,
+                    })
+                    .collect(),
+                Err(_) => HashMap::new(),
+            };
+            for (topic, target_topic, _, shown) in &changes {
+                match (&answers, by_topic.get(*target_topic)) {
+                    (Err(e), _) => warn!("topic {target_topic}: cannot sync configs ({shown}): {e}"),
+                    (Ok(_), Some(Ok(()))) => info!("topic {target_topic}: configs synced from source topic {topic}: {shown}"),
+                    (Ok(_), Some(Err(code))) => warn!("topic {target_topic}: cannot sync configs ({shown}): {code}"),
+                    (Ok(_), None) => warn!("topic {target_topic}: cannot sync configs ({shown}): the answer did not name it"),
+                }
             }
         }
     }
@@ -373,57 +750,18 @@ impl TopicSync {
         if missing.is_empty() {
             return;
         }
-        match acls::create_acls(self.target.inner(), &missing) {
-            Ok(()) => {
-                for b in &missing {
-                    info!("topic ACL synced to the target: {b}");
+        // Bounded requests: thousands of topics can carry tens of thousands of bindings.
+        for part in missing.chunks(CHUNK) {
+            debug!("CreateAcls: {} bindings in one request", part.len());
+            match acls::create_acls(self.target.inner(), part) {
+                Ok(()) => {
+                    for b in part {
+                        info!("topic ACL synced to the target: {b}");
+                    }
                 }
+                Err(e) => warn!("cannot sync topic ACLs to the target (tried again in the next sync): {e}"),
             }
-            Err(e) => warn!("cannot sync topic ACLs to the target (tried again in the next sync): {e}"),
         }
-    }
-
-    /// Creates the missing target topic like the source: first what it
-    /// should be, then the request, then what its answer means for the
-    /// topic. Returns whether the topic is settled, as [`Self::first_look`].
-    fn create_like_source(&self, pass: &Pass, topic: &str, target_topic: &str) -> bool {
-        let creation = match self.creation(pass, topic, target_topic) {
-            Ok(c) => c,
-            Err(settled) => return settled,
-        };
-        let outcome = self.request_creation(target_topic, &creation);
-        self.settle_creation(topic, target_topic, &creation, outcome)
-    }
-
-    /// The target topic to create: the source's partitions, the replication
-    /// factor the target's brokers allow, the source's own configs (without
-    /// them, with a warning, when they cannot be read). `Err(settled)` when
-    /// there is nothing to create from: the target's brokers unknown (not
-    /// settled: asked again at the next refresh), or the source topic's
-    /// metadata missing (settled: left to the broker, as MM1 did).
-    fn creation(&self, pass: &Pass, topic: &str, target_topic: &str) -> Result<Creation, bool> {
-        let brokers = match self.target_brokers(pass) {
-            Ok(b) => b,
-            Err(e) => {
-                warn!("topic {topic}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
-                return Err(false);
-            }
-        };
-        let shape = match self.source_shape(pass, topic) {
-            Ok(s) => s,
-            Err(e) => {
-                warn!("target topic {target_topic} not created like the source: {e}; the target broker decides, as with MM1");
-                return Err(true);
-            }
-        };
-        let rf = self.replication_factor(&shape, brokers, target_topic);
-        let configs = self.configs_to_copy(topic, target_topic, rf).unwrap_or_else(|e| {
-            warn!(
-                "target topic {target_topic} is created without the source's topic configs: {e} (the principal may need DESCRIBE_CONFIGS on the source topic)"
-            );
-            Vec::new()
-        });
-        Ok(Creation { shape, rf, configs })
     }
 
     /// The source's factor in MM1 mode, `replication.factor` in MM2 mode;
@@ -438,117 +776,94 @@ impl TopicSync {
         wanted.min(brokers).max(1)
     }
 
-    /// Asks the target to create the topic. Ok(true): created; Ok(false):
-    /// it exists already; Err((why, transient)): a transient failure is
-    /// tried again at the next refresh, with the topic held back meanwhile.
-    fn request_creation(&self, target_topic: &str, creation: &Creation) -> Result<bool, (String, bool)> {
-        let mut new = NewTopic::new(target_topic, creation.shape.partitions as i32, TopicReplication::Fixed(creation.rf as i32));
-        for (k, v) in &creation.configs {
-            new = new.set(k, v);
-        }
-        let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-        block_on(self.target.create_topics(&[new], &opts)).map_err(|e| (e.to_string(), true)).and_then(|mut r| match r.pop() {
-            Some(Ok(_)) => Ok(true),
-            Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Ok(false),
-            Some(Err((_, code))) => Err((code.to_string(), is_transient(code))),
-            None => Err(("empty answer".into(), true)),
-        })
-    }
-
-    /// Logs the outcome of the creation request and returns whether the
-    /// topic is settled: created, or made by someone else meanwhile (then
-    /// checked like an existing one), or refused for good (left to the
-    /// broker); not settled when the refusal may pass.
-    fn settle_creation(&self, topic: &str, target_topic: &str, creation: &Creation, outcome: Result<bool, (String, bool)>) -> bool {
-        let Creation { shape, rf, configs } = creation;
-        let described = configs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
-        match outcome {
-            Ok(true) => {
-                info!(
-                    "created target topic {target_topic} like source topic {topic}: {} partitions, replication factor {rf} (source {}), configs [{described}]",
-                    shape.partitions, shape.replication
-                );
-                true
-            }
-            Ok(false) => {
-                // Another mirror instance (or the broker) was first: check what it made.
-                info!("target topic {target_topic} was created meanwhile by someone else");
-                match self.target_shape(&Pass::default(), target_topic) {
-                    Ok(Some(t)) => self.report_mismatch(topic, target_topic, shape.partitions, &t),
-                    _ => return false,
+    /// Warns about target topics whose max.message.bytes is below their
+    /// source topic's: one DescribeConfigs of each cluster per [`CHUNK`]
+    /// topics. Only warnings: a topic that cannot be described is skipped.
+    fn compare_max_message_bytes(&self, pairs: &[(String, String)]) {
+        for part in pairs.chunks(CHUNK) {
+            let source = configs_of(&self.source, &part.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>());
+            let target = configs_of(&self.target, &part.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>());
+            let num = |m: Option<&Result<Configs, String>>| m?.as_ref().ok()?.get("max.message.bytes")?.0.parse::<u64>().ok();
+            for (topic, target_topic) in part {
+                if let (Some(s), Some(t)) = (num(source.get(topic)), num(target.get(target_topic))) {
+                    if t < s {
+                        warn!(
+                            "target topic {target_topic} has max.message.bytes {t}, smaller than source topic {topic}'s {s}: records larger than {t} bytes \
+                             are rejected by the target; raise max.message.bytes on the target topic to at least {s}"
+                        );
+                    }
                 }
-                true
-            }
-            Err((e, true)) => {
-                warn!("cannot create target topic {target_topic} yet: {e}; not mirrored until it is created (tried again every topic refresh)");
-                false
-            }
-            Err((e, false)) => {
-                warn!(
-                    "cannot create target topic {target_topic} ({} partitions, replication factor {rf}, configs [{described}]): {e}; \
-                     the target broker decides as with MM1 (auto-create with its defaults, if enabled)",
-                    shape.partitions
-                );
-                true
             }
         }
     }
 
-    /// Warnings for differences that change what the mirror can do.
-    fn report_mismatch(&self, topic: &str, target_topic: &str, source_partitions: usize, target: &TopicShape) {
-        if target.partitions < source_partitions {
-            warn!(
-                "target topic {target_topic} has {} partitions, source topic {topic} has {source_partitions}: keyed records are spread over fewer partitions \
-                 (and partition-preserving cannot work); it is left as it is (add partitions on the target to match)",
-                target.partitions
-            );
-        }
-        let (Ok(src), Ok(dst)) = (Self::configs(&self.source, topic), Self::configs(&self.target, target_topic)) else { return };
-        let num = |m: &BTreeMap<String, (String, bool)>| m.get("max.message.bytes").and_then(|(v, _)| v.parse::<u64>().ok());
-        if let (Some(s), Some(t)) = (num(&src), num(&dst)) {
-            if t < s {
-                warn!(
-                    "target topic {target_topic} has max.message.bytes {t}, smaller than source topic {topic}'s {s}: records larger than {t} bytes \
-                     are rejected by the target; raise max.message.bytes on the target topic to at least {s}"
-                );
+    /// The source topics in `grown` now have that many partitions: adds the
+    /// missing ones on the target, one CreatePartitions per [`CHUNK`]
+    /// topics. Returns the topics settled (grown, or with nothing to do)
+    /// with their new counts; the others are tried again at the next refresh.
+    fn grow(&self, view: &View, grown: &[(String, usize)]) -> Vec<(String, usize)> {
+        let mut settled = Vec::new();
+        // (source topic, target topic, target's partitions, wanted)
+        let mut todo: Vec<(&str, String, usize, usize)> = Vec::new();
+        for (topic, partitions) in grown {
+            let target_topic = self.handler.target_topic(topic).into_owned();
+            match view.shapes.get(&target_topic) {
+                Some(s) if s.partitions < *partitions => todo.push((topic, target_topic, s.partitions, *partitions)),
+                _ => settled.push((topic.clone(), *partitions)),
             }
-        }
-    }
-
-    /// The source topic now has `partitions`: add the missing ones on the target.
-    fn grow(&self, pass: &Pass, topic: &str, partitions: usize) -> bool {
-        let target_topic = self.handler.target_topic(topic).into_owned();
-        let have = match self.target_shape(pass, &target_topic) {
-            Ok(Some(s)) => s.partitions,
-            Ok(None) => return true,
-            Err(e) => {
-                warn!("topic {target_topic}: {e}; partitions checked again at the next topic refresh");
-                return false;
-            }
-        };
-        if have >= partitions {
-            return true;
         }
         let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-        let res = block_on(self.target.create_partitions(&[NewPartitions::new(&target_topic, partitions)], &opts));
-        match res.map_err(|e| e.to_string()).and_then(|mut r| r.pop().ok_or("empty answer".to_string())) {
-            Ok(Ok(_)) => {
-                info!("source topic {topic} grew to {partitions} partitions: target topic {target_topic} raised from {have} to {partitions}");
-                true
-            }
-            Ok(Err((_, RDKafkaErrorCode::InvalidPartitions))) => {
-                // Someone else raised it in the meantime.
-                true
-            }
-            Ok(Err((_, code))) => {
-                warn!("cannot add partitions to target topic {target_topic} ({have} -> {partitions}): {code}; tried again at the next topic refresh");
-                false
-            }
-            Err(e) => {
-                warn!("cannot add partitions to target topic {target_topic} ({have} -> {partitions}): {e}; tried again at the next topic refresh");
-                false
-            }
-        }
+        let request = |part: &[(&str, String, usize, usize)]| {
+            let new: Vec<NewPartitions<'_>> = part.iter().map(|(_, target_topic, _, n)| NewPartitions::new(target_topic, *n)).collect();
+            debug!("CreatePartitions: {} topics in one request", new.len());
+            block_on(self.target.create_partitions(&new, &opts)).map_err(|e| format!("CreatePartitions request of {} topics: {e}", new.len()))
+        };
+        in_chunks(
+            &todo,
+            CHUNK,
+            |t| &t.1,
+            request,
+            Outcome::of_growth,
+            |part, outcomes| {
+                for ((topic, target_topic, have, partitions), outcome) in part.iter().zip(outcomes) {
+                    match &outcome {
+                        Outcome::Done => {
+                            info!("source topic {topic} grew to {partitions} partitions: target topic {target_topic} raised from {have} to {partitions}")
+                        }
+                        // Someone else raised it in the meantime.
+                        Outcome::Already => {}
+                        Outcome::Retry(e) | Outcome::Refused(e) => {
+                            warn!("cannot add partitions to target topic {target_topic} ({have} -> {partitions}): {e}; tried again at the next topic refresh")
+                        }
+                    }
+                    if outcome.settled() {
+                        settled.push((topic.to_string(), *partitions));
+                    }
+                }
+            },
+        );
+        settled
+    }
+}
+
+/// Warns when a target topic has fewer partitions than its source topic.
+fn report_fewer_partitions(topic: &str, target_topic: &str, source_partitions: usize, target: &TopicShape) {
+    if target.partitions < source_partitions {
+        warn!(
+            "target topic {target_topic} has {} partitions, source topic {topic} has {source_partitions}: keyed records are spread over fewer partitions \
+             (and partition-preserving cannot work); it is left as it is (add partitions on the target to match)",
+            target.partitions
+        );
+    }
+}
+
+/// Up to ten names and how many more, for a log line about many topics.
+fn shortened<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    let shown = names.iter().take(10).copied().collect::<Vec<_>>().join(", ");
+    match names.len() {
+        n if n > 10 => format!("{shown} and {} more", n - 10),
+        _ => shown,
     }
 }
 
@@ -596,6 +911,125 @@ mod tests {
         assert_eq!(c.get("sasl.password"), Some("pw"), "secrets must reach the admin client unmasked");
         assert_eq!(c.get("security.protocol"), Some("ssl"));
         assert_eq!(c.get("linger.ms"), None);
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("t{i:04}")).collect()
+    }
+
+    /// Every topic created: each request answered topic by topic.
+    fn all_made(part: &[String]) -> Result<Vec<TopicResult>, String> {
+        Ok(part.iter().map(|t| Ok(t.clone())).collect())
+    }
+
+    #[test]
+    fn topics_go_in_requests_of_at_most_a_chunk_and_each_is_settled_as_its_request_is_answered() {
+        let topics = names(1201);
+        let mut sizes = Vec::new();
+        let settled = std::cell::RefCell::new(Vec::new());
+        let requests = in_chunks(
+            &topics,
+            500,
+            |t| t,
+            |part| {
+                // What the previous requests settled is already known.
+                assert_eq!(settled.borrow().len(), sizes.iter().sum::<usize>(), "each request settled before the next is sent");
+                sizes.push(part.len());
+                all_made(part)
+            },
+            Outcome::of_creation,
+            |part, outcomes| settled.borrow_mut().extend(part.iter().zip(outcomes).map(|(t, o)| (t.clone(), o))),
+        );
+        let settled = settled.into_inner();
+        assert_eq!(requests, 3);
+        assert_eq!(sizes, vec![500, 500, 201]);
+        assert_eq!(settled.len(), 1201);
+        assert!(settled.iter().all(|(_, o)| *o == Outcome::Done));
+        assert_eq!(settled.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>(), topics, "every topic once, in order");
+    }
+
+    #[test]
+    fn a_refused_or_missing_topic_holds_back_only_itself() {
+        let topics = names(6);
+        let mut seen = Vec::new();
+        in_chunks(
+            &topics,
+            500,
+            |t| t,
+            |part| {
+                // Answers out of order, one refused for good, one busy, one left out.
+                let mut answers: Vec<TopicResult> = part
+                    .iter()
+                    .filter(|t| *t != "t0003")
+                    .map(|t| match t.as_str() {
+                        "t0001" => Err((t.clone(), RDKafkaErrorCode::PolicyViolation)),
+                        "t0002" => Err((t.clone(), RDKafkaErrorCode::RequestTimedOut)),
+                        "t0004" => Err((t.clone(), RDKafkaErrorCode::TopicAlreadyExists)),
+                        _ => Ok(t.clone()),
+                    })
+                    .collect();
+                answers.reverse();
+                Ok(answers)
+            },
+            Outcome::of_creation,
+            |part, outcomes| seen.extend(part.iter().cloned().zip(outcomes)),
+        );
+        let by: HashMap<String, Outcome> = seen.into_iter().collect();
+        assert_eq!(by["t0000"], Outcome::Done);
+        assert!(matches!(&by["t0001"], Outcome::Refused(e) if e.contains("Policy violation")), "refused for good, with the reason: {:?}", by["t0001"]);
+        assert!(matches!(by["t0002"], Outcome::Retry(_)), "a timeout is tried again: {:?}", by["t0002"]);
+        assert!(matches!(by["t0003"], Outcome::Retry(_)), "no answer for it: tried again");
+        assert_eq!(by["t0004"], Outcome::Already);
+        assert_eq!(by["t0005"], Outcome::Done);
+        let settled: Vec<&str> = ["t0000", "t0001", "t0002", "t0003", "t0004", "t0005"].into_iter().filter(|t| by[*t].settled()).collect();
+        assert_eq!(settled, vec!["t0000", "t0001", "t0004", "t0005"]);
+    }
+
+    #[test]
+    fn a_failed_request_holds_back_only_its_own_chunk() {
+        let topics = names(250);
+        let mut n = 0;
+        let mut seen = Vec::new();
+        let requests = in_chunks(
+            &topics,
+            100,
+            |t| t,
+            |part| {
+                n += 1;
+                if n == 2 {
+                    Err("CreateTopics request of 100 topics: Local: Timed out".to_string())
+                } else {
+                    all_made(part)
+                }
+            },
+            Outcome::of_creation,
+            |part, outcomes| seen.extend(part.iter().cloned().zip(outcomes)),
+        );
+        assert_eq!(requests, 3, "the chunk after the failed one is still sent");
+        let retry: Vec<&String> = seen.iter().filter(|(_, o)| !o.settled()).map(|(t, _)| t).collect();
+        assert_eq!(retry.len(), 100);
+        assert_eq!(retry.first().map(|t| t.as_str()), Some("t0100"));
+        assert_eq!(retry.last().map(|t| t.as_str()), Some("t0199"));
+        assert_eq!(seen.iter().filter(|(_, o)| *o == Outcome::Done).count(), 150);
+    }
+
+    #[test]
+    fn growth_outcomes() {
+        let ok: TopicResult = Ok("t".into());
+        let raised: TopicResult = Err(("t".into(), RDKafkaErrorCode::InvalidPartitions));
+        let denied: TopicResult = Err(("t".into(), RDKafkaErrorCode::TopicAuthorizationFailed));
+        assert_eq!(Outcome::of_growth(Some(&ok)), Outcome::Done);
+        assert_eq!(Outcome::of_growth(Some(&raised)), Outcome::Already, "raised by someone else meanwhile");
+        assert!(!Outcome::of_growth(Some(&denied)).settled(), "other refusals are tried again at the next refresh");
+        assert!(!Outcome::of_growth(None).settled());
+    }
+
+    #[test]
+    fn long_topic_lists_are_shortened_in_the_log() {
+        let topics = names(13);
+        assert_eq!(shortened(topics.iter().take(2).map(String::as_str)), "t0000, t0001");
+        let long = shortened(topics.iter().map(String::as_str));
+        assert!(long.starts_with("t0000, t0001,") && long.ends_with("t0009 and 3 more"), "{long}");
     }
 
     fn acl(name: &str, pattern: Pattern, principal: &str, permission: Permission, operation: Operation) -> AclBinding {
