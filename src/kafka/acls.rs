@@ -6,13 +6,15 @@
 //! everything it made before returning. The client is borrowed for the
 //! call, so its handle outlives every use of it here.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::os::raw::c_char;
 use std::time::Duration;
 
 use rdkafka::bindings as rd;
 use rdkafka::client::Client;
 use rdkafka::ClientContext;
+
+use super::admin::{code_text, owned, AdminRequest};
 
 /// What an ACL lets a principal do (Kafka's `AclOperation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -171,62 +173,13 @@ fn c_string(what: &str, s: &str) -> Result<CString, String> {
     CString::new(s).map_err(|_| format!("{what} {s:?} contains a NUL byte"))
 }
 
-/// A string librdkafka owns, copied; empty when null.
-///
-/// SAFETY (caller): `p` is null or a NUL-terminated string alive for the call.
-unsafe fn owned(p: *const c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: non-null and NUL-terminated, per the caller.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
+/// A request of ours: answered within [`TIMEOUT`], waited for 5 s longer.
+fn request<C: ClientContext>(client: &Client<C>, op: rd::rd_kafka_admin_op_t) -> AdminRequest {
+    AdminRequest::new(client, op, TIMEOUT)
 }
 
-fn code_text(err: rd::rd_kafka_resp_err_t) -> String {
-    rdkafka::error::RDKafkaErrorCode::from(err).to_string()
-}
-
-/// A reply queue and admin options of one request, freed on drop.
-struct Request {
-    queue: *mut rd::rd_kafka_queue_t,
-    options: *mut rd::rd_kafka_AdminOptions_t,
-}
-
-impl Request {
-    fn new<C: ClientContext>(client: &Client<C>, op: rd::rd_kafka_admin_op_t) -> Request {
-        let rk = client.native_ptr();
-        // SAFETY: `rk` is the live client's handle, borrowed for the call;
-        // the queue and options are ours until dropped.
-        let (queue, options) = unsafe { (rd::rd_kafka_queue_new(rk), rd::rd_kafka_AdminOptions_new(rk, op)) };
-        let ms = TIMEOUT.as_millis() as i32;
-        let mut errstr = [0 as c_char; 256];
-        // SAFETY: `options` is live; `errstr` is a buffer of the size given.
-        // A failure leaves librdkafka's default timeout, which is fine.
-        unsafe { rd::rd_kafka_AdminOptions_set_request_timeout(options, ms, errstr.as_mut_ptr(), errstr.len()) };
-        Request { queue, options }
-    }
-
-    /// The reply event, waited for a little longer than the request's own
-    /// timeout; None if it did not come. The caller destroys it.
-    fn reply(&self) -> Option<*mut rd::rd_kafka_event_t> {
-        let wait = (TIMEOUT + Duration::from_secs(5)).as_millis() as i32;
-        // SAFETY: polls our own live queue; only this request's reply is put on it.
-        let event = unsafe { rd::rd_kafka_queue_poll(self.queue, wait) };
-        (!event.is_null()).then_some(event)
-    }
-}
-
-impl Drop for Request {
-    fn drop(&mut self) {
-        // SAFETY: both made in new, released once. librdkafka holds its own
-        // reference to the queue for a reply still to come, which it then
-        // drops instead of writing to freed memory.
-        unsafe {
-            rd::rd_kafka_AdminOptions_destroy(self.options);
-            rd::rd_kafka_queue_destroy(self.queue);
-        }
-    }
+fn reply(request: &AdminRequest) -> Option<*mut rd::rd_kafka_event_t> {
+    request.reply(TIMEOUT + Duration::from_secs(5))
 }
 
 /// Every ACL on topic resources (any pattern, principal, host, operation
@@ -252,14 +205,14 @@ pub fn describe_topic_acls<C: ClientContext>(client: &Client<C>) -> Result<Vec<A
         // SAFETY: librdkafka wrote a NUL-terminated message into the buffer.
         return Err(AclError::Other(format!("describe ACLs: bad filter: {}", unsafe { owned(errstr.as_ptr()) })));
     }
-    let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBEACLS);
+    let request = request(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBEACLS);
     // SAFETY: live handle, filter, options and queue; librdkafka copies the
     // filter, which is ours to destroy right after.
     unsafe {
         rd::rd_kafka_DescribeAcls(client.native_ptr(), filter, request.options, request.queue);
         rd::rd_kafka_AclBinding_destroy(filter);
     }
-    let Some(event) = request.reply() else {
+    let Some(event) = reply(&request) else {
         return Err(AclError::Other(format!("describe ACLs: no answer within {:?}", TIMEOUT + Duration::from_secs(5))));
     };
     // SAFETY: `event` is a live event we own until destroyed at the end;
@@ -344,12 +297,12 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
         }
         made.push(acl);
     }
-    let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_CREATEACLS);
+    let request = request(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_CREATEACLS);
     // SAFETY: live handle, bindings, options and queue; librdkafka copies
     // the bindings, which are ours to destroy right after.
     unsafe { rd::rd_kafka_CreateAcls(client.native_ptr(), made.as_mut_ptr(), made.len(), request.options, request.queue) };
     free(&mut made);
-    let Some(event) = request.reply() else {
+    let Some(event) = reply(&request) else {
         return Err(format!("create ACLs: no answer within {:?}", TIMEOUT + Duration::from_secs(5)));
     };
     // SAFETY: `event` is a live event we own until destroyed at the end;

@@ -36,6 +36,8 @@ use rdkafka::consumer::BaseConsumer;
 use rdkafka::error::KafkaResult;
 use rdkafka::{ClientConfig, ClientContext};
 
+use super::admin::{code_text, owned, AdminRequest};
+
 /// A consumer group's state, as the coordinator reports it (Java's
 /// `ConsumerGroupState`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -252,24 +254,6 @@ fn c_string(what: &str, s: &str) -> Result<CString, GroupError> {
     CString::new(s).map_err(|_| GroupError::Invalid(format!("{what} {s:?} contains a NUL byte")))
 }
 
-/// A string librdkafka owns, copied; empty when null.
-///
-/// SAFETY (caller): `p` is null or a NUL-terminated string alive for the call.
-unsafe fn owned(p: *const c_char) -> String {
-    if p.is_null() {
-        String::new()
-    } else {
-        // SAFETY: non-null and NUL-terminated, per the caller.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
-
-/// librdkafka's name and text for an error code, e.g.
-/// `UNKNOWN_MEMBER_ID (Broker: Unknown member)`.
-fn code_text(err: rd::rd_kafka_resp_err_t) -> String {
-    rdkafka::error::RDKafkaErrorCode::from(err).to_string()
-}
-
 /// The code and text of an `rd_kafka_error_t`; None when it says no error.
 ///
 /// SAFETY (caller): `e` is null or a live error.
@@ -316,10 +300,9 @@ unsafe fn pointers<'a, T>(p: *mut *const T, n: usize) -> &'a [*const T] {
     }
 }
 
-/// A reply queue and admin options of one request, freed on drop.
+/// One request, with what it is about for its errors.
 struct Request {
-    queue: *mut rd::rd_kafka_queue_t,
-    options: *mut rd::rd_kafka_AdminOptions_t,
+    admin: AdminRequest,
     what: String,
     /// The group the request is about ("" for a listing).
     group: String,
@@ -327,26 +310,15 @@ struct Request {
 
 impl Request {
     fn new<C: ClientContext>(client: &Client<C>, op: rd::rd_kafka_admin_op_t, what: String, group: &str) -> Request {
-        let rk = client.native_ptr();
-        // SAFETY: `rk` is the live client's handle, borrowed for the call;
-        // the queue and options are ours until dropped.
-        let (queue, options) = unsafe { (rd::rd_kafka_queue_new(rk), rd::rd_kafka_AdminOptions_new(rk, op)) };
-        let ms = TIMEOUT.as_millis() as i32;
-        let mut errstr = [0 as c_char; 256];
-        // SAFETY: `options` is live; `errstr` is a buffer of the size given.
-        // A failure leaves librdkafka's default timeout, which is fine.
-        unsafe { rd::rd_kafka_AdminOptions_set_request_timeout(options, ms, errstr.as_mut_ptr(), errstr.len()) };
-        Request { queue, options, what, group: group.into() }
+        Request { admin: AdminRequest::new(client, op, TIMEOUT), what, group: group.into() }
     }
 
     /// Waits for the reply, checks its top-level error and hands the event
     /// to `read`, then destroys it.
     fn answer<T>(&self, read: impl FnOnce(*mut rd::rd_kafka_event_t) -> Result<T, GroupError>) -> Result<T, GroupError> {
-        // SAFETY: polls our own live queue; only this request's reply is put on it.
-        let event = unsafe { rd::rd_kafka_queue_poll(self.queue, WAIT.as_millis() as i32) };
-        if event.is_null() {
+        let Some(event) = self.admin.reply(WAIT) else {
             return Err(GroupError::NoAnswer { what: self.what.clone(), after: WAIT });
-        }
+        };
         // SAFETY: `event` is live until destroyed below; its error string lives as long as it.
         let err = unsafe { rd::rd_kafka_event_error(event) };
         let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -362,24 +334,12 @@ impl Request {
     }
 }
 
-impl Drop for Request {
-    fn drop(&mut self) {
-        // SAFETY: both made in new, released once. librdkafka holds its own
-        // reference to the queue for a reply still to come, which it then
-        // drops instead of writing to freed memory.
-        unsafe {
-            rd::rd_kafka_AdminOptions_destroy(self.options);
-            rd::rd_kafka_queue_destroy(self.queue);
-        }
-    }
-}
-
 /// Every consumer group of the cluster with its state. A broker that did
 /// not answer makes it an error: a partial list would pass for the whole.
 pub fn list_groups<C: ClientContext>(client: &Client<C>) -> Result<Vec<GroupListing>, GroupError> {
     let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS, "list consumer groups".into(), "");
     // SAFETY: live handle, options and queue.
-    unsafe { rd::rd_kafka_ListConsumerGroups(client.native_ptr(), request.options, request.queue) };
+    unsafe { rd::rd_kafka_ListConsumerGroups(client.native_ptr(), request.admin.options, request.admin.queue) };
     request.answer(|event| {
         // SAFETY: `event` is live for this closure; the result, its
         // listings and errors (and their strings) live as long as it.
@@ -472,7 +432,7 @@ fn list_offsets_once<C: ClientContext>(client: &Client<C>, group: &str, name: &C
     let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, what.clone(), group);
     // SAFETY: live handle, options and queue; an array of one request.
     unsafe {
-        rd::rd_kafka_ListConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.options, request.queue);
+        rd::rd_kafka_ListConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
         rd::rd_kafka_ListConsumerGroupOffsets_destroy(req);
     }
     request.answer(|event| {
@@ -588,7 +548,7 @@ fn alter_once<C: ClientContext>(client: &Client<C>, group: &str, name: &CStr, of
     let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS, what.clone(), group);
     // SAFETY: live handle, options and queue; an array of one request.
     unsafe {
-        rd::rd_kafka_AlterConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.options, request.queue);
+        rd::rd_kafka_AlterConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
         rd::rd_kafka_AlterConsumerGroupOffsets_destroy(req);
     }
     request.answer(|event| {

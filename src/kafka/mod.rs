@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 pub mod acls;
+pub mod admin;
 pub mod auth;
 pub mod client;
 pub mod commit;
