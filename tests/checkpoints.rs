@@ -10,8 +10,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
@@ -341,23 +339,7 @@ fn group_offsets_reach_only_idle_groups_and_never_go_back() {
     wait_until("every record on the target", || count_records(&target(), &topic) >= 1000);
     commit(&target(), &ahead, &topic, &further);
     // `active` has a consumer in it on the target, polling all along.
-    let stop = Arc::new(AtomicBool::new(false));
-    let member = {
-        let (stop, active, topic) = (stop.clone(), active.clone(), topic.clone());
-        std::thread::spawn(move || {
-            let c: BaseConsumer = ClientConfig::new()
-                .set("bootstrap.servers", target())
-                .set("group.id", &active)
-                .set("enable.auto.commit", "false")
-                .set("auto.offset.reset", "latest")
-                .create()
-                .unwrap();
-            c.subscribe(&[&topic]).unwrap();
-            while !stop.load(Ordering::SeqCst) {
-                c.poll(Duration::from_millis(100));
-            }
-        })
-    };
+    let member = ActiveMember::join(&target(), &active, &topic);
     // Each sync round says it left the active group alone: two of them
     // after `ahead` moved further on the target have looked at `ahead` too.
     let left_alone = format!("group {active} left alone on the target");
@@ -366,7 +348,6 @@ fn group_offsets_reach_only_idle_groups_and_never_go_back() {
     m.wait_for_log(&format!("group {idle}: 2 partitions moved forward"));
     assert!(committed(&target(), &active, &topic).is_empty(), "an active group is left alone");
     assert_eq!(committed(&target(), &ahead, &topic), further, "a group is never moved back on the target");
-    stop.store(true, Ordering::SeqCst);
-    member.join().unwrap();
+    drop(member);
     m.stop();
 }

@@ -11,9 +11,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 use common::*;
 use mirror_maker::engine::formats::Checkpoint;
@@ -151,50 +148,13 @@ fn an_mm2_file_and_a_cluster_alias_name_the_target() {
     assert!(stderr(&wrong).contains("no flow writes to a cluster 'nowhere'"), "{}", stderr(&wrong));
 }
 
-/// A member of `group` subscribed to `topic`, polling on its own thread
-/// until dropped, so the group stays Stable.
-struct Member {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Member {
-    fn join(group: &str, topic: &str) -> Member {
-        let c: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", target())
-            .set("group.id", group)
-            .set("enable.auto.commit", "false")
-            .set("auto.offset.reset", "earliest")
-            .create()
-            .unwrap();
-        c.subscribe(&[topic]).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                let _ = c.poll(Duration::from_millis(100));
-            }
-        });
-        Member { stop, thread: Some(thread) }
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 #[test]
 fn an_active_group_is_refused_and_left_unchanged() {
     require_clusters!(target());
     let (alias, topic, group) = scenario("fo-active");
     write_checkpoints(&alias, &[rec(&checkpoint(&group, &topic, 0, 30, 25, ""), 1_700_000_000_000)]);
     commit(&group, &[(&topic, 0, 5)]);
-    let _member = Member::join(&group, &topic);
+    let _member = ActiveMember::join(&target(), &group, &topic);
     wait_until("the group is Stable on the target", || {
         list_groups(admin(&target()).client()).unwrap().iter().any(|g| g.group == group && g.state == GroupState::Stable)
     });

@@ -6,10 +6,6 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-
 use common::*;
 use mirror_maker::kafka::groups::{admin_consumer, alter_group_offsets, group_offsets, list_groups, GroupError, GroupListing, GroupOffset, GroupState};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
@@ -87,40 +83,6 @@ fn a_group_the_cluster_does_not_know_has_no_offsets_and_can_be_given_some() {
     assert_eq!(group_offsets(admin.client(), &group).unwrap(), [offset(&topic, 0, 42, "")]);
 }
 
-/// A member of `group` subscribed to `topic`, polling on its own thread
-/// until dropped, so the group stays Stable.
-struct Member {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Member {
-    fn join(bootstrap: &str, group: &str, topic: &str) -> Member {
-        let c = consumer(bootstrap, group);
-        c.subscribe(&[topic]).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                let _ = c.poll(Duration::from_millis(100));
-            }
-            // Leaves the group at once instead of after the session timeout.
-            c.unsubscribe();
-            let _ = c.poll(Duration::from_millis(100));
-        });
-        Member { stop, thread: Some(thread) }
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 #[test]
 fn a_group_with_an_active_member_is_refused_and_left_unchanged() {
     require_clusters!(target());
@@ -128,7 +90,7 @@ fn a_group_with_an_active_member_is_refused_and_left_unchanged() {
     create_topic(&target(), &topic, 2, &[]);
     let committed = [offset(&topic, 0, 4, "m0"), offset(&topic, 1, 9, "m1")];
     commit(&target(), &group, &committed);
-    let member = Member::join(&target(), &group, &topic);
+    let member = ActiveMember::join(&target(), &group, &topic);
     wait_until("the group is Stable", || listing(&target(), &group).is_some_and(|g| g.state == GroupState::Stable && !g.simple));
 
     let admin = admin(&target());

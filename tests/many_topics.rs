@@ -20,8 +20,7 @@ use mirror_maker::engine::topics::CHUNK;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
-use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::message::{Headers, Message};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
@@ -70,36 +69,10 @@ fn wait_long(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// Writes each topic's records with one producer (one per topic would
-/// spend most of the test starting producers).
+/// Writes each topic's records with one producer.
 fn produce_all(bootstrap: &str, records: &[(String, Vec<Rec>)]) {
-    let p: ThreadedProducer<DefaultProducerContext> =
-        ClientConfig::new().set("bootstrap.servers", bootstrap).set("partitioner", "murmur2_random").set("enable.idempotence", "true").create().unwrap();
-    for (topic, recs) in records {
-        for r in recs {
-            let mut h = OwnedHeaders::new();
-            for (k, v) in &r.headers {
-                h = h.insert(Header { key: k, value: Some(v) });
-            }
-            let mut rec: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).headers(h);
-            if let Some(ts) = r.timestamp {
-                rec = rec.timestamp(ts);
-            }
-            if let Some(k) = &r.key {
-                rec = rec.key(k.as_slice());
-            }
-            if let Some(v) = &r.value {
-                rec = rec.payload(v.as_slice());
-            }
-            let mut rec = rec;
-            while let Err((e, back)) = p.send(rec) {
-                assert!(matches!(e, rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull)), "produce: {e}");
-                rec = back;
-                p.poll(Duration::from_millis(10));
-            }
-        }
-    }
-    p.flush(Duration::from_secs(120)).expect("flush the source records");
+    let batches: Vec<(&str, Option<i32>, &[Rec])> = records.iter().map(|(t, r)| (t.as_str(), None, r.as_slice())).collect();
+    produce_many(bootstrap, &batches);
 }
 
 /// Sum of the end offsets of every partition of the named topics that the

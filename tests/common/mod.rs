@@ -175,6 +175,13 @@ pub fn produce(bootstrap: &str, topic: &str, records: &[Rec]) {
 }
 
 pub fn produce_to(bootstrap: &str, topic: &str, partition: Option<i32>, records: &[Rec]) {
+    produce_many(bootstrap, &[(topic, partition, records)])
+}
+
+/// Writes each (topic, partition or the partitioner, records) with one
+/// producer: one per topic would spend most of a many-topic test starting
+/// producers.
+pub fn produce_many(bootstrap: &str, batches: &[(&str, Option<i32>, &[Rec])]) {
     let p: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("partitioner", "murmur2_random")
@@ -182,37 +189,39 @@ pub fn produce_to(bootstrap: &str, topic: &str, partition: Option<i32>, records:
         .set("message.max.bytes", "10000000")
         .create()
         .unwrap();
-    for r in records {
-        let mut h = OwnedHeaders::new();
-        for (k, v) in &r.headers {
-            h = h.insert(Header { key: k, value: Some(v) });
-        }
-        let mut rec: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).headers(h);
-        if let Some(ts) = r.timestamp {
-            rec = rec.timestamp(ts);
-        }
-        if let Some(p) = partition {
-            rec = rec.partition(p);
-        }
-        if let Some(k) = &r.key {
-            rec = rec.key(k.as_slice());
-        }
-        if let Some(v) = &r.value {
-            rec = rec.payload(v.as_slice());
-        }
-        let mut rec = rec;
-        loop {
-            match p.send(rec) {
-                Ok(()) => break,
-                Err((e, back)) => {
-                    assert!(matches!(e, rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull)), "produce: {e}");
-                    rec = back;
-                    std::thread::sleep(Duration::from_millis(5));
+    for (topic, partition, records) in batches {
+        for r in *records {
+            let mut h = OwnedHeaders::new();
+            for (k, v) in &r.headers {
+                h = h.insert(Header { key: k, value: Some(v) });
+            }
+            let mut rec: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).headers(h);
+            if let Some(ts) = r.timestamp {
+                rec = rec.timestamp(ts);
+            }
+            if let Some(p) = partition {
+                rec = rec.partition(*p);
+            }
+            if let Some(k) = &r.key {
+                rec = rec.key(k.as_slice());
+            }
+            if let Some(v) = &r.value {
+                rec = rec.payload(v.as_slice());
+            }
+            let mut rec = rec;
+            loop {
+                match p.send(rec) {
+                    Ok(()) => break,
+                    Err((e, back)) => {
+                        assert!(matches!(e, rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull)), "produce: {e}");
+                        rec = back;
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                 }
             }
         }
     }
-    p.flush(Duration::from_secs(60)).expect("flush test records");
+    p.flush(Duration::from_secs(120)).expect("flush test records");
 }
 
 /// A record read back, with where it landed.
@@ -772,4 +781,45 @@ pub fn delete_topics_containing(bootstrap: &str, needle: &str) -> Vec<String> {
         Err(e) => eprintln!("delete topics on {bootstrap}: {e}"),
     }
     doomed
+}
+
+/// A member of `group` on `bootstrap`, subscribed to `topic` and polling
+/// on a thread of its own until dropped, so the group stays active
+/// (Stable) meanwhile; on drop it leaves at once.
+pub struct ActiveMember {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ActiveMember {
+    pub fn join(bootstrap: &str, group: &str, topic: &str) -> ActiveMember {
+        let c: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("group.id", group)
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .create()
+            .unwrap();
+        c.subscribe(&[topic]).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let _ = c.poll(Duration::from_millis(100));
+            }
+            // Leaves the group at once instead of after the session timeout.
+            c.unsubscribe();
+            let _ = c.poll(Duration::from_millis(100));
+        });
+        ActiveMember { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for ActiveMember {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
