@@ -351,3 +351,27 @@ fn group_offsets_reach_only_idle_groups_and_never_go_back() {
     drop(member);
     m.stop();
 }
+
+#[test]
+fn check_config_says_where_checkpoints_go_and_refuses_what_a_run_refuses() {
+    require_clusters!();
+    let topic = unique("cp-check");
+    let args = |extra: &[&str]| {
+        let mut a = mirror_args(&source(), &unique("cp-check-group"), &target(), &topic, &["--emit.checkpoints", "true", "--check-config"]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        run_to_exit(&refs)
+    };
+    // The identity handler places records by key: a sync could mean nothing.
+    let (code, out) = run(args(&[]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("add --message.handler partition-preserving"), "{out}");
+    let (code, out) = run(args(&["--message.handler", "partition-preserving", "--source.alias", "east", "--checkpoint.groups", "app-.*"]));
+    assert_eq!(code, 0, "{out}");
+    for want in ["source alias east: offset-syncs to mm2-offset-syncs.east.internal, checkpoints to east.checkpoints.internal", "groups: include 'app-.*'"] {
+        assert!(out.contains(want), "--check-config output lacks '{want}':\n{out}");
+    }
+}

@@ -19,6 +19,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, Producer};
 
+use crate::front::mm1;
 use crate::front::mm1::cli::Options;
 use crate::front::properties;
 use crate::front::settings;
@@ -119,7 +120,37 @@ pub fn report(options: &Options) -> (String, i32) {
     for (i, path) in options.consumer_configs.iter().enumerate() {
         check_source(&mut r, options, topts, i, path, handler.as_ref(), &target_cluster);
     }
+    if let (true, Some(h)) = (options.beyond.checkpoints.emit, &handler) {
+        check_checkpoints(&mut r, options, h);
+    }
     verdict(r)
+}
+
+/// `--emit.checkpoints`: where each source's offset-syncs and checkpoints
+/// go, or why a run would refuse them.
+fn check_checkpoints(r: &mut Report, options: &Options, handler: &Handler) {
+    let c = &options.beyond.checkpoints;
+    r.line("");
+    r.line("== offset-syncs and checkpoints (--emit.checkpoints), on the target");
+    let aliases = match mm1::source_aliases(c, options.consumer_configs.len(), handler) {
+        Ok(Some(a)) => a,
+        Ok(None) => return,
+        Err(e) => return r.problem(e.0),
+    };
+    let groups = match mm1::checkpoint_groups(c) {
+        Ok(g) => g,
+        Err(e) => return r.problem(e.0),
+    };
+    for (path, alias) in options.consumer_configs.iter().zip(&aliases) {
+        let (syncs, checkpoints) = mm1::checkpoint_topic_names(alias);
+        r.line(format!("{}: source alias {alias}: offset-syncs to {syncs}, checkpoints to {checkpoints}", path.display()));
+    }
+    r.line(format!(
+        "groups: {}; every {} ms; group offsets synced to the target: {}",
+        groups.description(),
+        c.interval_ms,
+        if c.sync_group_offsets { "yes, for groups with no active consumer there" } else { "no" }
+    ));
 }
 
 /// The producer's section: its file's settings, then the target cluster as

@@ -71,7 +71,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
 
 /// Each source's alias in the checkpoint topics, when `--emit.checkpoints`
 /// is on; refused when a sync could not mean anything.
-fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Handler) -> Result<Option<Vec<String>>, ConfigError> {
+pub(crate) fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Handler) -> Result<Option<Vec<String>>, ConfigError> {
     if !c.emit {
         return Ok(None);
     }
@@ -100,6 +100,17 @@ fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Handler) -> Re
         }
     }
     Ok(Some(aliases))
+}
+
+/// `--checkpoint.groups` with MirrorMaker 2's default excludes.
+pub(crate) fn checkpoint_groups(c: &CheckpointOptions) -> Result<NameFilter, ConfigError> {
+    let include: Vec<String> = c.groups.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect();
+    NameFilter::new(&include, &NameFilter::default_groups().exclude_list).map_err(|e| ConfigError(format!("--checkpoint.groups '{}': {e}", c.groups)))
+}
+
+/// The offset-syncs and checkpoints topics of a source alias on the target.
+pub(crate) fn checkpoint_topic_names(alias: &str) -> (String, String) {
+    (format!("mm2-offset-syncs.{alias}.internal"), format!("{alias}.checkpoints.internal"))
 }
 
 /// A flow's offset-syncs and checkpoints, both on the target (MM1 mode
