@@ -375,3 +375,28 @@ fn check_config_says_where_checkpoints_go_and_refuses_what_a_run_refuses() {
         assert!(out.contains(want), "--check-config output lacks '{want}':\n{out}");
     }
 }
+
+#[test]
+fn an_internal_topic_ending_in_a_transaction_marker_is_read_to_its_end() {
+    require_clusters!();
+    // Java MM2 with exactly-once writes its internal records in transactions:
+    // the last offset is then a marker no reader is handed.
+    let topic = unique("cp-marker");
+    create_topic(&source(), &topic, 1, &[]);
+    let p: ThreadedProducer<_> = ClientConfig::new()
+        .set("bootstrap.servers", source())
+        .set("transactional.id", unique("cp-marker-txn"))
+        .create_with_context(rdkafka::producer::DefaultProducerContext)
+        .unwrap();
+    p.init_transactions(Duration::from_secs(30)).unwrap();
+    p.begin_transaction().unwrap();
+    for i in 0..3 {
+        let v = format!("r{i}");
+        p.send(BaseRecord::<str, str>::to(&topic).partition(0).key(&v).payload(&v)).map_err(|(e, _)| e).unwrap();
+    }
+    p.commit_transaction(Duration::from_secs(30)).unwrap();
+    let config = ClientConfig::new().set("bootstrap.servers", source()).clone();
+    let read = mirror_maker::engine::checkpoints::read_to_end(&config, &topic, None, Duration::from_secs(60), &|| false)
+        .unwrap_or_else(|e| panic!("read to the end past the marker: {e}"));
+    assert_eq!(read.iter().map(|(at, _, _)| *at).collect::<Vec<_>>(), [0, 1, 2], "the three records, then the marker at 3 passed");
+}
