@@ -569,17 +569,14 @@ impl Stream {
         // checked for a new topic, and again whenever a source topic grows
         // (after topic sync had its chance to grow the target).
         if let Some(meta) = &self.spec.target_meta {
-            for (topic, partitions) in &topics {
-                if self.checked_partitions.get(topic).is_some_and(|n| n >= partitions) {
-                    continue;
-                }
-                if let Err(msg) = check_target_partitions(meta, &self.spec.handler, topic, *partitions) {
-                    self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
-                    error!("{msg}");
-                    return;
-                }
-                self.checked_partitions.insert(topic.clone(), *partitions);
+            let unchecked: Vec<(String, usize)> =
+                topics.iter().filter(|(topic, partitions)| self.checked_partitions.get(topic).is_none_or(|n| n < partitions)).cloned().collect();
+            if let Err(msg) = check_target_partitions(meta, &self.spec.handler, &unchecked) {
+                self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                error!("{msg}");
+                return;
             }
+            self.checked_partitions.extend(unchecked);
         }
         let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
         if names == self.subscribed {
@@ -594,7 +591,21 @@ impl Stream {
                 warn!("[{}] subscribe failed: {e}", self.spec.name);
                 return;
             }
-            info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
+            // Thousands of names on every change would drown the log: the
+            // full list is for debug.
+            const LISTED: usize = 50;
+            if names.len() <= LISTED {
+                info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
+            } else {
+                info!(
+                    "[{}] subscribed to {} topics: {}, and {} more (all of them at debug level)",
+                    self.spec.name,
+                    names.len(),
+                    names[..LISTED].join(", "),
+                    names.len() - LISTED
+                );
+                debug!("[{}] subscribed to: {}", self.spec.name, names.join(", "));
+            }
         }
         self.subscribed = names;
     }
@@ -862,30 +873,43 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
 }
 
 /// Partition-preserving mode needs every source partition on the target.
-fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topic: &str, source_partitions: usize) -> Result<(), String> {
-    let target = handler.target_topic(topic);
+/// One metadata request per look for all of `topics` (source name, source
+/// partitions), never one per topic: a start over thousands of topics
+/// checks them all in one round trip.
+fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
+    if topics.is_empty() {
+        return Ok(());
+    }
     // A topic just created or grown (by the topic sync, a moment ago) can
     // take a while to show in the metadata of the broker asked: look again
-    // until it shows, for a bounded time, before calling it missing.
+    // until every one shows, for a bounded time, before calling one missing.
     let deadline = Instant::now() + Duration::from_secs(15);
-    let found = loop {
-        let md = meta
-            .client()
-            .fetch_metadata(Some(&target), Duration::from_secs(10))
-            .map_err(|e| format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"))?;
-        let found = md.topics().iter().find(|t| t.name() == target).filter(|t| t.error().is_none()).map(|t| t.partitions().len());
-        if found.is_some_and(|n| n >= source_partitions) || Instant::now() >= deadline {
-            break found;
-        }
-        std::thread::sleep(Duration::from_millis(250));
+    let only = match topics {
+        [(topic, _)] => Some(handler.target_topic(topic)),
+        _ => None,
     };
-    match found {
-        Some(n) if n >= source_partitions => Ok(()),
-        Some(n) => Err(format!(
-            "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
-             add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
-        )),
-        None => Err(format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first")),
+    loop {
+        let md = meta.client().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
+            Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
+            None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
+        })?;
+        let on_target: FxHashMap<&str, usize> = md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name(), t.partitions().len())).collect();
+        let short = topics
+            .iter()
+            .map(|(topic, n)| (topic, *n, handler.target_topic(topic)))
+            .find(|(_, n, target)| on_target.get(target.as_ref()).is_none_or(|have| have < n));
+        let Some((topic, source_partitions, target)) = short else { return Ok(()) };
+        if Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(250));
+            continue;
+        }
+        return Err(match on_target.get(target.as_ref()) {
+            Some(n) => format!(
+                "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
+                 add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
+            ),
+            None => format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"),
+        });
     }
 }
 
