@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use common::*;
 use mirror_maker::engine::formats::Checkpoint;
+use mirror_maker::kafka::topic_reader::{self, Partitions};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
@@ -395,8 +396,17 @@ fn an_internal_topic_ending_in_a_transaction_marker_is_read_to_its_end() {
         p.send(BaseRecord::<str, str>::to(&topic).partition(0).key(&v).payload(&v)).map_err(|(e, _)| e).unwrap();
     }
     p.commit_transaction(Duration::from_secs(30)).unwrap();
-    let config = ClientConfig::new().set("bootstrap.servers", source()).clone();
-    let read = mirror_maker::engine::checkpoints::read_to_end(&config, &topic, None, Duration::from_secs(60), &|| false)
+    // The reader behind every internal topic read: the checkpointer's,
+    // translate-offsets' and the take-over's from Java's Connect offsets.
+    let reader: BaseConsumer = ClientConfig::new().set("bootstrap.servers", source()).set("group.id", unique("cp-marker-reader")).create().unwrap();
+    let mut read = Vec::new();
+    let ends = topic_reader::read_to_end(&reader, &topic, Partitions::Zero { from: None }, Duration::from_secs(60), &|| false, |m| read.push(m.offset()))
         .unwrap_or_else(|e| panic!("read to the end past the marker: {e}"));
-    assert_eq!(read.iter().map(|(at, _, _)| *at).collect::<Vec<_>>(), [0, 1, 2], "the three records, then the marker at 3 passed");
+    assert_eq!(ends, Some([(0, 4)].into()), "three records and the marker");
+    assert_eq!(read, [0, 1, 2], "the three records, then the marker at 3 passed");
+    // And a topic that does not exist is not made by asking for it (the
+    // test brokers auto-create topics).
+    let absent = unique("cp-absent");
+    let none = topic_reader::read_to_end(&reader, &absent, Partitions::All, Duration::from_secs(60), &|| false, |_| {}).unwrap();
+    assert!(none.is_none() && !list_topics(&source()).contains(&absent), "{absent} was created by a read");
 }

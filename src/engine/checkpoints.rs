@@ -28,12 +28,13 @@ use log::{debug, info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::ClientConfig;
 
 use crate::engine::formats::{Checkpoint, OffsetSync};
 use crate::engine::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
 use crate::engine::topics::admin_config;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::kafka::topic_reader::{self, Partitions};
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
@@ -181,50 +182,20 @@ pub type KeyValues = Vec<(i64, Vec<u8>, Vec<u8>)>;
 
 /// Reads partition 0 of `topic` from `from` (its start when None or gone)
 /// to the end it had when asked (how Java reads offset-syncs and
-/// checkpoints); an absent or empty topic gives nothing. Gives up when
-/// `stop` says so.
-pub fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
+/// checkpoints); an absent or empty topic gives nothing. Gives up after
+/// `patience` without progress, or when `stop` says so.
+fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, patience: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
     let mut c = admin_config(config);
     c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
     let consumer: BaseConsumer = c.create().map_err(|e| format!("cannot create a reader of {topic}: {e}"))?;
-    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(15)).map_err(|e| format!("cannot read the metadata of {topic}: {e}"))?;
-    if metadata.topics().first().is_none_or(|t| t.error().is_some() || t.partitions().is_empty()) {
-        return Ok(Vec::new());
-    }
-    let (low, high) = consumer.fetch_watermarks(topic, 0, Duration::from_secs(15)).map_err(|e| format!("cannot read the end of {topic}: {e}"))?;
-    let start = from.filter(|f| *f > low).unwrap_or(low);
-    if high <= start {
-        return Ok(Vec::new());
-    }
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Offset(start)).map_err(|e| e.to_string())?;
-    consumer.assign(&tpl).map_err(|e| format!("cannot read {topic}: {e}"))?;
-    let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
-    while Instant::now() < deadline && !stop() {
-        match consumer.poll(Duration::from_millis(500)) {
-            Some(Ok(m)) => {
-                let at = m.offset();
-                if let (Some(k), Some(v)) = (m.key(), m.payload()) {
-                    out.push((at, k.to_vec(), v.to_vec()));
-                }
-                if at + 1 >= high {
-                    return Ok(out);
-                }
-            }
-            Some(Err(e)) => debug!("reading {topic}: {e}"),
-            None => {
-                // A transaction marker at the end (Java MM2 with exactly-once
-                // writes its internal records in transactions) is never handed
-                // over: the position tells that it was passed.
-                let position = consumer.position().ok().and_then(|p| p.find_partition(topic, 0)?.offset().to_raw());
-                if position.is_some_and(|p| p >= high) {
-                    return Ok(out);
-                }
-            }
+    topic_reader::read_to_end(&consumer, topic, Partitions::Zero { from }, patience, stop, |m| {
+        if let (Some(k), Some(v)) = (m.key(), m.payload()) {
+            out.push((m.offset(), k.to_vec(), v.to_vec()));
         }
-    }
-    Err(format!("{topic}: not read to its end ({high}) within {timeout:?}"))
+    })
+    .map_err(|e| format!("reading {topic}: {e}"))?;
+    Ok(out)
 }
 
 /// The latest checkpoint of each (group, target topic, partition): what

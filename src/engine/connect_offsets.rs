@@ -37,10 +37,11 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
-use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::topics::{admin_client, admin_config, block_on};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::partitioner::java_partition;
 use crate::plan::{ConnectOffsets, Flow};
@@ -49,8 +50,8 @@ use crate::plan::{ConnectOffsets, Flow};
 /// which in dedicated mode is the class's simple name.
 pub const CONNECTOR: &str = "MirrorSourceConnector";
 
-/// How long reading the whole offsets topic may take at start.
-const READ_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long reading the whole offsets topic at start may go without progress.
+const READ_PATIENCE: Duration = Duration::from_secs(120);
 
 /// How long a metadata request or a flush of written positions may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -453,59 +454,17 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
         .set("enable.partition.eof", "false")
         .set("isolation.level", "read_uncommitted");
     let consumer: BaseConsumer = c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })?;
-    let unreachable = |e: rdkafka::error::KafkaError| ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: e.to_string() };
-    // All topics: asking for one by name could auto-create it.
-    let metadata = consumer.fetch_metadata(None, REQUEST_TIMEOUT).map_err(unreachable)?;
-    let Some(partitions) = metadata.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32) else {
-        return Ok(None);
-    };
-    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..partitions {
-        let (low, high) = consumer.fetch_watermarks(topic, p, REQUEST_TIMEOUT).map_err(unreachable)?;
-        if high > low {
-            ends.insert(p, high);
-            tpl.add_partition_offset(topic, p, Offset::Beginning).map_err(|e| ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() })?;
-        }
-    }
     let mut positions = JavaPositions::default();
-    if ends.is_empty() {
-        return Ok(Some(positions));
-    }
-    consumer.assign(&tpl).map_err(|e| ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() })?;
-    let deadline = Instant::now() + READ_TIMEOUT;
-    while !ends.is_empty() {
-        if stop() {
-            return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: "stopped while reading".into() });
+    let read = topic_reader::read_to_end(&consumer, topic, Partitions::All, READ_PATIENCE, stop, |m| {
+        positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
+    });
+    match read {
+        Ok(Some(_)) => {}
+        Ok(None) => return Ok(None),
+        Err(ReadError::Request { error, .. }) => {
+            return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: error.to_string() })
         }
-        if Instant::now() > deadline {
-            return Err(ConnectOffsetsError::Read {
-                topic: topic.into(),
-                detail: format!("partitions {:?} not read to their end within {}s", ends.keys().collect::<Vec<_>>(), READ_TIMEOUT.as_secs()),
-            });
-        }
-        match consumer.poll(Duration::from_millis(200)) {
-            Some(Ok(m)) => {
-                positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()));
-                if ends.get(&m.partition()).is_some_and(|end| m.offset() + 1 >= *end) {
-                    ends.remove(&m.partition());
-                }
-            }
-            Some(Err(e)) => debug!("reading {topic}: {e}"),
-            None => {
-                // A partition that ends with a transaction marker has no
-                // record at its end: its position says it was read.
-                if let Ok(at) = consumer.position() {
-                    for e in at.elements() {
-                        if let (Offset::Offset(o), Some(end)) = (e.offset(), ends.get(&e.partition())) {
-                            if o >= *end {
-                                ends.remove(&e.partition());
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        Err(e) => return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() }),
     }
     Ok(Some(positions))
 }

@@ -20,13 +20,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::{ArgGroup, Parser};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
-use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::engine::formats::Checkpoint;
@@ -34,6 +33,7 @@ use crate::front::properties::{self, ConfigError};
 use crate::front::settings::{ClientSettings, Role};
 use crate::front::{mm2, translate};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::exit;
 
 /// The first word of the command line that selects this command.
@@ -91,11 +91,11 @@ pub enum FailoverError {
         read: u64,
         skipped: u64,
     },
-    Stalled {
+    /// The checkpoints topic could not be read to its end.
+    Read {
         topic: String,
         cluster: String,
-        at: i64,
-        end: i64,
+        error: Box<ReadError>,
     },
     Group(GroupError),
 }
@@ -130,11 +130,7 @@ impl fmt::Display for FailoverError {
                 let skipped = if *skipped > 0 { format!(", {skipped} of them not checkpoints") } else { String::new() };
                 write!(f, "{topic} on {cluster} holds no checkpoint for group '{group}' ({read} records read{skipped}); {CHECK}")
             }
-            FailoverError::Stalled { topic, cluster, at, end } => write!(
-                f,
-                "reading {topic} on {cluster} stalled at offset {at} of {end} for {}s; check the cluster's health and that this client may read the topic",
-                STALL.as_secs()
-            ),
+            FailoverError::Read { topic, cluster, error } => write!(f, "reading {topic} on {cluster}: {error}"),
             FailoverError::Group(e) => write!(f, "{e}"),
         }
     }
@@ -250,60 +246,14 @@ fn kafka(what: impl Into<String>) -> impl FnOnce(KafkaError) -> FailoverError {
 
 /// Reads partition 0 of `topic` from the beginning to its end offset.
 fn read_checkpoints(consumer: &BaseConsumer, topic: &str, group: &str, cluster: &str) -> Result<Checkpoints, FailoverError> {
-    let timeout = Duration::from_secs(30);
-    let md = consumer.fetch_metadata(Some(topic), timeout).map_err(kafka(format!("read the metadata of {cluster}")))?;
-    let exists = md.topics().iter().any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty());
-    if !exists {
-        return Err(FailoverError::NoTopic { topic: topic.into(), cluster: cluster.into() });
-    }
-    let (low, high) = consumer.fetch_watermarks(topic, 0, timeout).map_err(kafka(format!("read the end offset of {topic} on {cluster}")))?;
-    let mut found = Checkpoints { end: high, ..Checkpoints::default() };
-    if high <= low {
-        return Ok(found);
-    }
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Offset(low)).expect("a valid offset");
-    consumer.assign(&tpl).map_err(kafka(format!("read {topic} on {cluster}")))?;
-    let mut at = low;
-    let mut progress = Instant::now();
-    // Until the end offset seen at the start, as Java's reader. The
-    // position also counts what librdkafka skipped past without handing
-    // it over (a transaction marker at the end).
-    while at < high {
-        match consumer.poll(Duration::from_millis(500)) {
-            Some(Ok(m)) => {
-                found.add(group, m.key(), m.payload(), m.timestamp().to_millis());
-                at = m.offset() + 1;
-                progress = Instant::now();
-            }
-            Some(Err(e)) if is_fatal(&e) => return Err(kafka(format!("read {topic} on {cluster}"))(e)),
-            Some(Err(_)) | None => {
-                let position = consumer.position().ok().and_then(|p| p.find_partition(topic, 0).and_then(|e| e.offset().to_raw()));
-                if position.is_some_and(|p| p >= high) {
-                    break;
-                }
-                if progress.elapsed() > STALL {
-                    return Err(FailoverError::Stalled { topic: topic.into(), cluster: cluster.into(), at, end: high });
-                }
-            }
-        }
-    }
+    let mut found = Checkpoints::default();
+    let ends = topic_reader::read_to_end(consumer, topic, Partitions::Zero { from: None }, STALL, &|| false, |m| {
+        found.add(group, m.key(), m.payload(), m.timestamp().to_millis())
+    })
+    .map_err(|error| FailoverError::Read { topic: topic.into(), cluster: cluster.into(), error: Box::new(error) })?
+    .ok_or_else(|| FailoverError::NoTopic { topic: topic.into(), cluster: cluster.into() })?;
+    found.end = ends.get(&0).copied().unwrap_or(0);
     Ok(found)
-}
-
-/// Errors that no retry mends (librdkafka retries the others itself).
-fn is_fatal(e: &KafkaError) -> bool {
-    matches!(
-        e.rdkafka_error_code(),
-        Some(
-            RDKafkaErrorCode::TopicAuthorizationFailed
-                | RDKafkaErrorCode::GroupAuthorizationFailed
-                | RDKafkaErrorCode::ClusterAuthorizationFailed
-                | RDKafkaErrorCode::SaslAuthenticationFailed
-                | RDKafkaErrorCode::Authentication
-                | RDKafkaErrorCode::SSL
-        )
-    )
 }
 
 /// What `--apply` does per partition.

@@ -12,4 +12,5 @@ pub mod conf;
 pub mod fetched;
 pub mod groups;
 pub mod produce;
+pub mod topic_reader;
 pub mod unix;
