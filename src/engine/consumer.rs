@@ -695,9 +695,26 @@ fn list_of(tps: &[Tp]) -> TopicPartitionList {
     list
 }
 
-/// Pauses the partitions of held batches, resumes those of workers with
-/// nothing held any more; stops the mirror if the workers are gone.
-fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
+/// Pauses the partitions of held batches, and every other partition of
+/// the stream that goes to a worker that has just started holding (see
+/// [`Outcome::holding`]); resumes those of workers with nothing held any
+/// more; stops the mirror if the workers are gone.
+fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
+    if !outcome.holding.is_empty() {
+        if let Ok(assigned) = consumer.assignment() {
+            let ctx = consumer.context();
+            let mut outbox = ctx.outbox.lock().unwrap();
+            let workers = outbox.workers();
+            let elements = assigned.elements();
+            for &w in &outcome.holding {
+                let tps = elements
+                    .iter()
+                    .filter(|e| worker_of(workers, fxhash::hash_one(&(ctx.source_index, e.topic())), e.partition()) == w)
+                    .map(|e| (Arc::from(e.topic()), e.partition()));
+                outcome.pause.extend(outbox.pause_also(w, tps));
+            }
+        }
+    }
     if !outcome.pause.is_empty() {
         if let Err(e) = consumer.pause(&list_of(&outcome.pause)) {
             debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
