@@ -410,3 +410,38 @@ fn an_internal_topic_ending_in_a_transaction_marker_is_read_to_its_end() {
     let none = topic_reader::read_to_end(&reader, &absent, Partitions::All, Duration::from_secs(60), &|| false, |_| {}).unwrap();
     assert!(none.is_none() && !list_topics(&source()).contains(&absent), "{absent} was created by a read");
 }
+
+#[test]
+fn without_checkpoints_offset_syncs_are_still_written_and_the_syncs_topic_is_not_read() {
+    require_clusters!();
+    // MM2 file with emit.checkpoints.enabled = false: the offset-syncs go on
+    // (a Java checkpoint connector elsewhere may translate with them), but
+    // nothing here translates, so nothing reads them back or keeps them.
+    let id = short_id();
+    let (a, b) = (format!("A{id}"), format!("B{id}"));
+    let topic = format!("nocp-{id}");
+    create_topic(&source(), &topic, PARTITIONS, &[]);
+    produce(&source(), &topic, &sample_records(&topic, 300));
+    let mut lines = vec![
+        format!("clusters = {a}, {b}"),
+        format!("{a}.bootstrap.servers = {}", source()),
+        format!("{b}.bootstrap.servers = {}", target()),
+        format!("{a}->{b}.enabled = true"),
+        format!("{a}->{b}.topics = {topic}"),
+        format!("{b}->{a}.emit.heartbeats.enabled = false"),
+        "emit.checkpoints.enabled = false".into(),
+    ];
+    lines.extend(mm2_common_lines());
+    let file = props("mm2.properties", &lines);
+    let mut mirror = Mirror::start(&[s("--mm2.config"), path(&file)]);
+    let (remote, syncs) = (format!("{a}.{topic}"), format!("mm2-offset-syncs.{b}.internal"));
+    wait_until("every record on B and offset-syncs on A", || count_records(&target(), &remote) >= 300 && count_records(&source(), &syncs) > 0);
+    assert_eq!(mirror.stop(), 0, "{}", mirror.output());
+    let log = mirror.output();
+    let checkpoints = format!("{a}.checkpoints.internal");
+    assert!(!list_topics(&target()).contains(&checkpoints), "{checkpoints} made with emit.checkpoints.enabled = false");
+    assert!(!log.contains("offset-syncs read from"), "the syncs topic was read back with no checkpoint to make:\n{log}");
+    for bootstrap in [source(), target()] {
+        delete_topics_containing(&bootstrap, &id);
+    }
+}

@@ -4,12 +4,13 @@
 //! and topics so Java's `RemoteClusterUtils`, `MirrorClient` and checkpoint
 //! connector read them as they read Java MM2's.
 //!
-//! Three threads per flow:
+//! Two threads per flow:
 //! - the sync writer sends the syncs `offset_syncs` makes from delivery
 //!   reports to the syncs topic, writes every partition's latest mapping
 //!   at each commit interval and when a partition goes idle, and at the
 //!   stop, once the producer workers are done, the last ones;
-//! - the checkpointer reads the syncs topic once to its end (until then
+//! - when checkpoints are made (else there is no second thread), the
+//!   checkpointer reads the syncs topic once to its end (until then
 //!   nothing is translated, as Java), then the checkpoints topic (so no
 //!   checkpoint goes back across a restart), then every interval lists the
 //!   source's groups, translates their committed offsets and writes the
@@ -56,7 +57,7 @@ pub struct Started {
 /// Starts the flow's sync writer and checkpointer.
 pub fn start(flow: &Flow, spec: &Arc<Checkpointing>, commit_interval: Duration, metrics: &Arc<Metrics>, shutdown: &Arc<Shutdown>) -> std::io::Result<Started> {
     let (tx, rx) = FlowSyncs::queue();
-    let syncs = FlowSyncs::new(spec.lag_max, spec.write_syncs.then_some(tx));
+    let syncs = FlowSyncs::new(spec.lag_max, spec.write_syncs.then_some(tx), spec.checkpoints.is_some());
     let workers_done = Arc::new(AtomicBool::new(false));
     let name = format!("{}->{}", spec.source_alias, spec.target_alias);
     let mut threads = Vec::new();
@@ -68,6 +69,11 @@ pub fn start(flow: &Flow, spec: &Arc<Checkpointing>, commit_interval: Duration, 
                 .name(format!("mirrormaker-offset-syncs-{name}"))
                 .spawn(move || write_syncs(&name, &config, &spec, &syncs, rx, commit_interval, &done, &shutdown))?,
         );
+    }
+    // Without checkpoints nothing translates: no reading of the syncs
+    // topic, no restart point.
+    if spec.checkpoints.is_none() {
+        return Ok(Started { syncs, threads, workers_done });
     }
     let checkpointer = Checkpointer {
         name: name.clone(),
@@ -505,7 +511,7 @@ mod tests {
     }
 
     fn store_with(topic: &str, partitions: i32, records: i64) -> Arc<FlowSyncs> {
-        let f = FlowSyncs::new(100, None);
+        let f = FlowSyncs::new(100, None, true);
         f.store.loaded(Vec::<(OffsetSync, i64)>::new());
         for p in 0..partitions {
             f.partition(&Arc::from(topic), p).acknowledged((0..records).map(|u| (u, u + 10)));

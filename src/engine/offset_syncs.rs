@@ -194,8 +194,11 @@ pub struct FlowSyncs {
 
 impl FlowSyncs {
     /// `out`: where syncs go to be written (None: memory only).
-    pub fn new(lag_max: i64, out: Option<Sender<OffsetSync>>) -> Arc<FlowSyncs> {
-        Arc::new(FlowSyncs { lag_max: lag_max.max(0), partitions: Mutex::default(), store: Arc::new(SyncStore::default()), out, dropped: AtomicU64::new(0) })
+    /// `translated`: whether checkpoints are made from them (else the
+    /// store keeps none).
+    pub fn new(lag_max: i64, out: Option<Sender<OffsetSync>>, translated: bool) -> Arc<FlowSyncs> {
+        let store = Arc::new(if translated { SyncStore::default() } else { SyncStore::discarding() });
+        Arc::new(FlowSyncs { lag_max: lag_max.max(0), partitions: Mutex::default(), store, out, dropped: AtomicU64::new(0) })
     }
 
     /// A queue of the size the writer takes syncs from.
@@ -245,18 +248,28 @@ struct StoreInner {
     /// The syncs topic has been read to its end: until then a translation
     /// could miss syncs Java or an earlier run wrote, and none is made.
     loaded: bool,
-    /// Syncs made by this run before the topic was read, added after it.
-    early: Vec<(Tp, Mapping)>,
+    /// Syncs made by this run before the topic was read, added after it;
+    /// bounded per partition as the store is, however long the read takes
+    /// (a syncs cluster down for hours).
+    early: FxHashMap<Tp, VecDeque<Mapping>>,
+    /// No checkpoints are made from this store: it keeps nothing.
+    discard: bool,
 }
 
 impl SyncStore {
+    /// A store that keeps nothing, for a flow that writes offset-syncs
+    /// but makes no checkpoints (nothing would ever translate with them).
+    fn discarding() -> SyncStore {
+        SyncStore { inner: Mutex::new(StoreInner { discard: true, ..StoreInner::default() }) }
+    }
+
     fn record(&self, topic: &Arc<str>, partition: i32, m: Mapping) {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if s.loaded {
-            push(s.syncs.entry((topic.clone(), partition)).or_default(), m);
-        } else {
-            s.early.push(((topic.clone(), partition), m));
+        if s.discard {
+            return;
         }
+        let kept = if s.loaded { &mut s.syncs } else { &mut s.early };
+        push(kept.entry((topic.clone(), partition)).or_default(), m);
     }
 
     /// Adds the syncs read from the topic (in log order: Java's, an
@@ -268,8 +281,11 @@ impl SyncStore {
             let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false, at };
             push(s.syncs.entry((Arc::from(sync.topic.as_str()), sync.partition)).or_default(), m);
         }
-        for (tp, m) in std::mem::take(&mut s.early) {
-            push(s.syncs.entry(tp).or_default(), m);
+        for (tp, early) in std::mem::take(&mut s.early) {
+            let kept = s.syncs.entry(tp).or_default();
+            for m in early {
+                push(kept, m);
+            }
         }
         s.loaded = true;
     }
@@ -279,14 +295,9 @@ impl SyncStore {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let tp: Tp = (Arc::from(topic), partition);
         let s = &mut *s;
-        let found = s.syncs.get_mut(&tp).and_then(|v| v.iter_mut().rev().find(|m| m.up == up && m.down == down));
-        match found {
-            Some(m) => m.at = at,
-            None => {
-                if let Some((_, m)) = s.early.iter_mut().rev().find(|(t, m)| *t == tp && m.up == up && m.down == down) {
-                    m.at = at;
-                }
-            }
+        let kept = if s.loaded { &mut s.syncs } else { &mut s.early };
+        if let Some(m) = kept.get_mut(&tp).and_then(|v| v.iter_mut().rev().find(|m| m.up == up && m.down == down)) {
+            m.at = at;
         }
     }
 
@@ -334,9 +345,12 @@ impl SyncStore {
         translate_in(s.syncs.get(&(Arc::from(topic), partition))?, upstream)
     }
 
-    /// Syncs kept for a partition (tests and the debug log).
+    /// Syncs kept for a partition, those waiting for the topic's read
+    /// included (tests and the debug log).
     pub fn kept(&self, topic: &str, partition: i32) -> usize {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).syncs.get(&(Arc::from(topic), partition)).map_or(0, VecDeque::len)
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let tp = (Arc::from(topic), partition);
+        s.syncs.get(&tp).map_or(0, VecDeque::len) + s.early.get(&tp).map_or(0, VecDeque::len)
     }
 }
 
@@ -397,7 +411,7 @@ mod tests {
 
     fn flow() -> (Arc<FlowSyncs>, Receiver<OffsetSync>) {
         let (tx, rx) = FlowSyncs::queue();
-        let f = FlowSyncs::new(100, Some(tx));
+        let f = FlowSyncs::new(100, Some(tx), true);
         f.store.loaded(Vec::<(OffsetSync, i64)>::new());
         (f, rx)
     }
@@ -512,7 +526,7 @@ mod tests {
 
     #[test]
     fn the_store_waits_for_the_topic_and_keeps_read_syncs_approximate() {
-        let f = FlowSyncs::new(100, None);
+        let f = FlowSyncs::new(100, None, true);
         let p = f.partition(&Arc::from("t"), 0);
         p.acknowledged((1000..1010).map(|u| (u, u + 1)));
         f.flush(false);
@@ -528,7 +542,7 @@ mod tests {
 
     #[test]
     fn a_restart_reads_from_the_oldest_sync_a_group_still_needs() {
-        let f = FlowSyncs::new(100, None);
+        let f = FlowSyncs::new(100, None, true);
         let read = |t: &str, up, down| OffsetSync { topic: t.into(), partition: 0, upstream_offset: up, downstream_offset: down };
         // The syncs topic: a's syncs at topic offsets 10, 11, 12; b's at 13, 14.
         f.store.loaded([(read("a", 0, 0), 10), (read("a", 100, 100), 11), (read("a", 200, 200), 12), (read("b", 0, 0), 13), (read("b", 50, 50), 14)]);
@@ -560,6 +574,34 @@ mod tests {
         assert_eq!(f.store.translate("t", 0, 150), Some(510), "upstream 150 is past the new log's syncs: one past its latest");
         assert_eq!(f.store.translate("t", 0, 5), Some(505));
         assert_eq!(f.store.translate("t", 0, 0), None, "behind every sync of the new log: no checkpoint");
+    }
+
+    #[test]
+    fn syncs_made_while_the_topic_cannot_be_read_stay_bounded_and_safe() {
+        // The syncs cluster is down for hours while records flow: what this
+        // run makes meanwhile is thinned as the store is, not piled up.
+        let f = FlowSyncs::new(100, None, true);
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..200_000).map(|u| (u, u)));
+        f.flush(false);
+        assert!(f.store.kept("t", 0) <= KEPT_PER_PARTITION, "{} kept before the read", f.store.kept("t", 0));
+        f.store.loaded([]);
+        assert!(f.store.kept("t", 0) <= KEPT_PER_PARTITION);
+        for up in [0, 99, 12_345, 199_999] {
+            assert_eq!(f.store.translate("t", 0, up), Some(up), "all 1:1, so exact ({up})");
+        }
+    }
+
+    #[test]
+    fn without_checkpoints_the_store_keeps_nothing() {
+        let (tx, rx) = FlowSyncs::queue();
+        let f = FlowSyncs::new(100, Some(tx), false);
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..1_000).map(|u| (u, u)));
+        f.flush(false);
+        assert_eq!(written(&rx).len(), 11, "written as ever: every 100th and the last");
+        f.store.loaded([]);
+        assert_eq!(f.store.kept("t", 0), 0);
     }
 
     #[test]
