@@ -441,6 +441,9 @@ fn without_checkpoints_offset_syncs_are_still_written_and_the_syncs_topic_is_not
     let checkpoints = format!("{a}.checkpoints.internal");
     assert!(!list_topics(&target()).contains(&checkpoints), "{checkpoints} made with emit.checkpoints.enabled = false");
     assert!(!log.contains("offset-syncs read from"), "the syncs topic was read back with no checkpoint to make:\n{log}");
+    // Made by its writer before the first sync, as Java makes it; a broker
+    // that creates topics on first use would have made it with its defaults.
+    assert_eq!(topic_config(&source(), &syncs, "cleanup.policy").as_deref(), Some("compact"), "{syncs} on A");
     for bootstrap in [source(), target()] {
         delete_topics_containing(&bootstrap, &id);
     }

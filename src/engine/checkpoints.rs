@@ -33,7 +33,7 @@ use rdkafka::ClientConfig;
 
 use crate::engine::formats::{Checkpoint, OffsetSync};
 use crate::engine::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
-use crate::engine::topics::admin_config;
+use crate::engine::topics::{admin_config, create_compacted};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, Partitions};
 use crate::ops::metrics::Metrics;
@@ -104,6 +104,9 @@ fn write_syncs(
     shutdown: &Shutdown,
 ) {
     let producer: Option<BaseProducer<SyncsWritten>> = if spec.write_syncs {
+        // Made before the first sync goes out, so a broker that creates
+        // topics on first use never makes it uncompacted with its defaults.
+        create_compacted(config, &spec.syncs_topic, spec.syncs_replication_factor);
         match config.create_with_context(SyncsWritten(syncs.store.clone())) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -290,6 +293,12 @@ struct Checkpointer {
 impl Checkpointer {
     fn run(self) {
         let name = &self.name;
+        let Some(cp) = &self.spec.checkpoints else { return };
+        // First, as Java's checkpoint connector does: tools that list the
+        // checkpoints topics (`MirrorClient.checkpointTopics`) find it from
+        // the start, and a broker that creates topics on first use never
+        // makes it uncompacted.
+        create_compacted(&self.target, &cp.topic, cp.replication_factor);
         let syncs_admin = match groups::admin_consumer(&admin_config(&self.spec.syncs_cluster.client_config())) {
             Ok(c) => c,
             Err(e) => {
@@ -318,7 +327,6 @@ impl Checkpointer {
                 return;
             }
         }
-        let Some(cp) = &self.spec.checkpoints else { return };
         let mut last = CheckpointStore::default();
         let mut read_back = 0;
         match read_to_end(&self.target, &cp.topic, None, READ_TIMEOUT, &|| self.shutdown.stopping()) {

@@ -473,20 +473,6 @@ impl Running {
             all_streams.extend(streams);
         }
         running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
-        if !plan.internal_topics.is_empty() {
-            let topics: Vec<(ClientConfig, String, i16)> =
-                plan.internal_topics.iter().map(|t| (t.cluster.client_config(), t.topic.clone(), t.replication_factor)).collect();
-            running.side_tasks.push(
-                std::thread::Builder::new()
-                    .name("mirrormaker-internal-topics".into())
-                    .spawn(move || {
-                        for (config, topic, rf) in topics {
-                            topics::create_compacted(&config, &topic, rf);
-                        }
-                    })
-                    .expect("spawn internal topics thread"),
-            );
-        }
         for task in &plan.heartbeats {
             match heartbeats::spawn(task, shutdown.clone()) {
                 Ok(h) => running.side_tasks.push(h),

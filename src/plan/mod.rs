@@ -26,8 +26,6 @@ pub struct Plan {
     pub flows: Vec<Flow>,
     /// MirrorMaker 2's heartbeat emitters, one per herder that has them.
     pub heartbeats: Vec<Heartbeats>,
-    /// Topics MirrorMaker 2 creates at start for its own records.
-    pub internal_topics: Vec<InternalTopic>,
     pub shape: Shape,
     pub ops: Ops,
 }
@@ -99,6 +97,9 @@ pub struct Checkpointing {
     /// The offset-syncs topic and the cluster that holds it.
     pub syncs_cluster: ClientSettings,
     pub syncs_topic: String,
+    /// Of the syncs topic, made (compacted, one partition, as Java makes
+    /// it) by the sync writer before its first record.
+    pub syncs_replication_factor: i16,
     /// Write syncs there (`emit.offset-syncs.enabled`); they are kept in
     /// memory either way.
     pub write_syncs: bool,
@@ -110,8 +111,10 @@ pub struct Checkpointing {
 /// Checkpoints of the source's groups, on the target.
 #[derive(Debug)]
 pub struct Checkpoints {
-    /// `<source>.checkpoints.internal`.
+    /// `<source>.checkpoints.internal`, made as the syncs topic is, by
+    /// the checkpointer before anything else.
     pub topic: String,
+    pub replication_factor: i16,
     /// `emit.checkpoints.interval.seconds`.
     pub interval: Duration,
     /// `groups` and `groups.exclude`.
@@ -119,17 +122,6 @@ pub struct Checkpoints {
     /// `sync.group.offsets.interval.seconds`, when groups with no active
     /// member on the target get their translated offsets committed there.
     pub sync_group_offsets: Option<Duration>,
-}
-
-/// A compacted, one-partition topic MirrorMaker 2 creates at start
-/// (offset-syncs, checkpoints), so that tools listing them (Java's
-/// `MirrorClient.checkpointTopics`) find what they find beside Java.
-#[derive(Debug)]
-pub struct InternalTopic {
-    /// Connection settings of the cluster that holds it.
-    pub cluster: ClientSettings,
-    pub topic: String,
-    pub replication_factor: i16,
 }
 
 /// Target topics created as MirrorMaker 2 creates them.
@@ -259,7 +251,7 @@ mod tests {
             throttle_bytes_per_sec: None,
         };
         let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: false };
-        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], internal_topics: vec![], shape, ops };
+        let plan = Plan { flows: vec![flow("a", &t1), flow("b", &t2), flow("c", &t1)], heartbeats: vec![], shape, ops };
         let groups: Vec<(String, Vec<&str>)> =
             plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();
         assert_eq!(groups, vec![("t1".to_string(), vec!["a", "c"]), ("t2".to_string(), vec!["b"])]);

@@ -15,7 +15,7 @@ use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::NameFilter;
-use crate::plan::{Checkpointing, Checkpoints, Flow, InternalTopic, Ops, Plan, Shape, SideEffects, Target};
+use crate::plan::{Checkpointing, Checkpoints, Flow, Ops, Plan, Shape, SideEffects, Target};
 use cli::{CheckpointOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
 
 /// The plan for these options: the files loaded and translated, filter and
@@ -43,13 +43,12 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
     let b = &options.beyond;
     let side_effects = SideEffects { create_topics: b.create_topics, sync_partitions: b.sync_partitions, provenance: b.provenance };
     let aliases = source_aliases(&b.checkpoints, sources.len(), &naming)?;
-    let mut internal_topics = Vec::new();
     let flows = sources
         .into_iter()
         .enumerate()
         .map(|(i, (path, source, filter))| {
             let checkpointing = match &aliases {
-                Some(a) => Some(Arc::new(checkpointing(&b.checkpoints, &a[i], &target, &mut internal_topics)?)),
+                Some(a) => Some(Arc::new(checkpointing(&b.checkpoints, &a[i], &target)?)),
                 None => None,
             };
             Ok(Flow {
@@ -66,7 +65,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             })
         })
         .collect::<Result<Vec<Flow>, ConfigError>>()?;
-    Ok(Plan { flows, heartbeats: Vec::new(), internal_topics, shape: shape(options, commit_interval_ms), ops: ops(options) })
+    Ok(Plan { flows, heartbeats: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
 }
 
 /// Each source's alias in the checkpoint topics, when `--emit.checkpoints`
@@ -116,23 +115,23 @@ pub(crate) fn checkpoint_topic_names(alias: &str) -> (String, String) {
 /// A flow's offset-syncs and checkpoints, both on the target (MM1 mode
 /// never writes to the source): the syncs as MirrorMaker 2's
 /// `offset-syncs.topic.location=target` names them.
-fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target, internal: &mut Vec<InternalTopic>) -> Result<Checkpointing, ConfigError> {
+fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target) -> Result<Checkpointing, ConfigError> {
     let include: Vec<String> = c.groups.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect();
     let groups =
         NameFilter::new(&include, &NameFilter::default_groups().exclude_list).map_err(|e| ConfigError(format!("--checkpoint.groups '{}': {e}", c.groups)))?;
     let (syncs_topic, checkpoints_topic) = (format!("mm2-offset-syncs.{alias}.internal"), format!("{alias}.checkpoints.internal"));
-    for topic in [&syncs_topic, &checkpoints_topic] {
-        internal.push(InternalTopic { cluster: target.settings.clone(), topic: topic.clone(), replication_factor: 3 });
-    }
     Ok(Checkpointing {
         source_alias: alias.to_string(),
         target_alias: c.target_alias.clone(),
         syncs_cluster: target.settings.clone(),
         syncs_topic,
+        // MirrorMaker 2's default; capped at the cluster's broker count.
+        syncs_replication_factor: 3,
         write_syncs: true,
         lag_max: 100,
         checkpoints: Some(Checkpoints {
             topic: checkpoints_topic,
+            replication_factor: 3,
             interval: Duration::from_millis(c.interval_ms),
             groups,
             sync_group_offsets: c.sync_group_offsets.then(|| Duration::from_millis(c.interval_ms)),
@@ -203,14 +202,13 @@ mod tests {
         let file = properties::parse(std::path::Path::new("t.properties"), b"bootstrap.servers=t:9092\n").unwrap();
         let settings = translate::translate(&file, Role::Producer).unwrap();
         let target = Target { settings, origin: "t".into() };
-        let mut internal = Vec::new();
         let c = CheckpointOptions { groups: "app-.*, billing".into(), ..on(&[]) };
-        let cp = checkpointing(&c, "east", &target, &mut internal).unwrap();
+        let cp = checkpointing(&c, "east", &target).unwrap();
         assert_eq!(cp.syncs_topic, "mm2-offset-syncs.east.internal", "offset-syncs.topic.location=target naming");
         let checkpoints = cp.checkpoints.unwrap();
         assert_eq!(checkpoints.topic, "east.checkpoints.internal");
         assert!(checkpoints.groups.matches("app-1") && checkpoints.groups.matches("billing"));
         assert!(!checkpoints.groups.matches("other") && !checkpoints.groups.matches("console-consumer-1"));
-        assert_eq!(internal.iter().map(|t| t.topic.as_str()).collect::<Vec<_>>(), ["mm2-offset-syncs.east.internal", "east.checkpoints.internal"]);
+        assert_eq!((cp.syncs_replication_factor, checkpoints.replication_factor), (3, 3), "MM2's defaults, capped at the broker count when made");
     }
 }

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use log::{info, warn};
 
-use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Location, Mm2Config};
+use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::settings::{ClientSettings, Role, TranslateOptions};
 use crate::front::translate;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};
-use crate::plan::{Checkpointing, Checkpoints, ConnectOffsets, Flow, Heartbeats, InternalTopic, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+use crate::plan::{Checkpointing, Checkpoints, ConnectOffsets, Flow, Heartbeats, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
 
 /// A refresh turned off still needs one look at the topics, at the start.
 const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -37,7 +37,6 @@ pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, Con
     }
     let mut flows = Vec::new();
     let mut heartbeats = Vec::new();
-    let mut internal_topics = Vec::new();
     for f in &cfg.flows {
         let target = Arc::new(Target {
             settings: translate::translate(&without_connect_base(&f.producer), Role::Producer)?,
@@ -45,7 +44,6 @@ pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, Con
         });
         if f.enabled {
             let flow = record_flow(cfg, f, target.clone(), hand_back)?;
-            internal_topics.extend(internal_topics_of(f, &flow));
             flows.push(flow);
         }
         if let (true, Some(interval)) = (f.heartbeats_enabled, f.settings.emit_heartbeats.interval()) {
@@ -77,30 +75,7 @@ pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, Con
         throttle_records_per_sec: None,
         throttle_bytes_per_sec: None,
     };
-    Ok(Plan { flows, heartbeats, internal_topics, shape, ops })
-}
-
-/// The topics Java's source and checkpoint connectors create at start: the
-/// offset-syncs topic (on the source, or the target with
-/// `offset-syncs.topic.location=target`) and the checkpoints topic on the
-/// target, where the records of consumer failover go (`engine::checkpoints`).
-fn internal_topics_of(f: &Mm2Flow, flow: &Flow) -> Vec<InternalTopic> {
-    let mut topics = Vec::new();
-    if f.settings.emit_offset_syncs_enabled {
-        let cluster = match f.settings.offset_syncs_topic_location {
-            Location::Source => flow.source.clone(),
-            Location::Target => flow.target.settings.clone(),
-        };
-        topics.push(InternalTopic { cluster, topic: f.offset_syncs_topic(), replication_factor: f.settings.offset_syncs_topic_replication_factor });
-    }
-    if f.checkpoints_run() {
-        topics.push(InternalTopic {
-            cluster: flow.target.settings.clone(),
-            topic: f.policy.checkpoints_topic(&f.source),
-            replication_factor: f.settings.checkpoints_topic_replication_factor,
-        });
-    }
-    topics
+    Ok(Plan { flows, heartbeats, shape, ops })
 }
 
 /// The group this mirror commits a flow's progress under on the source.
@@ -153,6 +128,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
 fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
     let checkpoints = f.checkpoints_run().then(|| Checkpoints {
         topic: f.policy.checkpoints_topic(&f.source),
+        replication_factor: f.settings.checkpoints_topic_replication_factor,
         interval: f.settings.emit_checkpoints.interval().unwrap_or(NEVER).max(Duration::from_secs(1)),
         groups: f.groups.clone(),
         sync_group_offsets: if f.syncs_group_offsets() { f.settings.sync_group_offsets.interval().map(|d| d.max(Duration::from_secs(1))) } else { None },
@@ -162,6 +138,7 @@ fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
         target_alias: f.target.clone(),
         syncs_cluster: translate::translate(&without_connect_base(f.offset_syncs_producer()), Role::Producer)?,
         syncs_topic: f.offset_syncs_topic(),
+        syncs_replication_factor: f.settings.offset_syncs_topic_replication_factor,
         write_syncs: f.settings.emit_offset_syncs_enabled,
         lag_max: f.settings.offset_lag_max.max(0),
         checkpoints,
@@ -232,8 +209,10 @@ mod tests {
         let beats: Vec<(&str, &str)> = p.heartbeats.iter().map(|h| (h.source_alias.as_str(), h.target_alias.as_str())).collect();
         assert_eq!(beats, [("A", "B"), ("B", "A")]);
         assert_eq!(p.heartbeats[0].interval, Duration::from_secs(1));
-        let internal: Vec<(&str, &str)> = p.internal_topics.iter().map(|t| (t.topic.as_str(), t.cluster.bootstrap.as_str())).collect();
-        assert_eq!(internal, [("mm2-offset-syncs.B.internal", "a:9092"), ("A.checkpoints.internal", "b:9092")]);
+        let cp = p.flows[0].checkpointing.as_ref().expect("A->B checkpoints");
+        assert_eq!((cp.syncs_topic.as_str(), cp.syncs_cluster.bootstrap.as_str()), ("mm2-offset-syncs.B.internal", "a:9092"));
+        let checkpoints = cp.checkpoints.as_ref().expect("emit.checkpoints.enabled");
+        assert_eq!((checkpoints.topic.as_str(), p.flows[0].target.settings.bootstrap.as_str()), ("A.checkpoints.internal", "b:9092"));
     }
 
     #[test]
