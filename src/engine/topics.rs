@@ -24,8 +24,10 @@
 //! (the stream subscribes them right away), and the missing ones go to a
 //! creator thread, which lists the source once and then, per [`CHUNK`]
 //! topics, reads their configs with one DescribeConfigs and creates them
-//! with one CreateTopics. Streams subscribe each chunk's topics as soon as
-//! it is answered ([`TopicSync::generation`]). A topic the target refuses
+//! with one CreateTopics. Streams subscribe the created topics together
+//! once the pass's last chunk is answered, or every few seconds in a longer
+//! pass ([`TopicSync::generation`]; every change of a subscription is a
+//! group rebalance, see [`Held`]). A topic the target refuses
 //! for a reason that may pass (a timeout, a busy controller) is logged with
 //! the reason and tried again at the next refresh; it holds back no other.
 //! Grown topics get one CreatePartitions per chunk, and MM2's config sync
@@ -313,6 +315,44 @@ struct Creations {
     running: bool,
 }
 
+/// Longest a created chunk's topics wait for the chunks after it before
+/// they are subscribed ([`Held`]).
+const HOLD: Duration = Duration::from_secs(5);
+
+/// Chunks created but not yet released to the streams. Every release moves
+/// [`TopicSync::generation`], and each stream then subscribes again: a
+/// group rebalance, which with the eager assignors (range, MM1's) revokes
+/// every partition of every member, waits until what is in flight is
+/// delivered (records for topics the target broker is still bringing up
+/// wait for it: seconds, with thousands of new partitions) and fetches from
+/// the committed offsets again. Releasing each chunk as it was answered
+/// made a start over 1,000 new topics rebalance once in its first second
+/// and wait 3.8 s for that drain (5,000 topics: ten chunks, up to nine
+/// such rebalances). So the chunks of one pass are released together when
+/// it ends (its CreateTopics take about 0.3 s per chunk here), or every
+/// [`HOLD`] in a pass that takes longer: one subscription for a start over
+/// a few thousand new topics.
+struct Held {
+    /// Source topics of the held chunks (all to leave `pending`).
+    done: Vec<String>,
+    /// Those of them settled, with their partition counts.
+    settled: Vec<(String, usize)>,
+    since: std::time::Instant,
+}
+
+impl Default for Held {
+    fn default() -> Held {
+        Held { done: Vec::new(), settled: Vec::new(), since: std::time::Instant::now() }
+    }
+}
+
+impl Held {
+    /// Whether to release now, after chunk `i` (0-based) of `chunks`.
+    fn due(&self, i: usize, chunks: usize) -> bool {
+        i + 1 >= chunks || self.since.elapsed() >= HOLD
+    }
+}
+
 /// Creates target topics like the source and adds partitions as the source
 /// gains them; shared by every stream of one source cluster.
 pub struct TopicSync {
@@ -479,8 +519,9 @@ impl TopicSync {
 
     /// Creates the missing target topics like the source: one listing of
     /// the source, then per [`CHUNK`] topics one DescribeConfigs of the
-    /// source and one CreateTopics of the target. Each chunk is settled (and
-    /// its topics subscribed) as soon as it is answered.
+    /// source and one CreateTopics of the target. The chunks are settled
+    /// (and their topics subscribed) together once the last is answered, or
+    /// every [`HOLD`] in a longer pass ([`Held`]).
     fn create_missing(&self, create: &[(String, usize)], brokers: usize) {
         let source = match View::fetch(&self.source, "source") {
             Ok(v) => v,
@@ -494,7 +535,9 @@ impl TopicSync {
                 return;
             }
         };
-        for part in create.chunks(CHUNK) {
+        let chunks = create.len().div_ceil(CHUNK);
+        let mut held = Held::default();
+        for (i, part) in create.chunks(CHUNK).enumerate() {
             // A topic gone from the source meanwhile is settled: left to
             // the broker, as MM1 did.
             let (known, gone): (Vec<_>, Vec<_>) = part.iter().partition(|(t, _)| source.shapes.contains_key(t));
@@ -559,7 +602,12 @@ impl TopicSync {
                 let pairs: Vec<(String, String)> = already.into_iter().map(|(t, tt, _)| (t, tt)).collect();
                 self.compare_max_message_bytes(&pairs);
             }
-            self.release(part.iter().map(|(t, _)| t.as_str()), &settled);
+            held.done.extend(part.iter().map(|(t, _)| t.clone()));
+            held.settled.extend(settled);
+            if held.due(i, chunks) {
+                self.release(held.done.iter().map(String::as_str), &held.settled);
+                held = Held::default();
+            }
         }
     }
 
@@ -1011,6 +1059,20 @@ mod tests {
         assert_eq!(retry.first().map(|t| t.as_str()), Some("t0100"));
         assert_eq!(retry.last().map(|t| t.as_str()), Some("t0199"));
         assert_eq!(seen.iter().filter(|(_, o)| *o == Outcome::Done).count(), 150);
+    }
+
+    #[test]
+    fn the_chunks_of_a_pass_are_released_together_with_the_last() {
+        let held = Held::default();
+        // One chunk: released as it is answered.
+        assert!(held.due(0, 1));
+        // Ten: held (well within HOLD of a fresh Held) until the last,
+        // which releases everything held.
+        assert!((0..9).all(|i| !held.due(i, 10)));
+        assert!(held.due(9, 10));
+        // A pass that takes longer than HOLD releases what it holds.
+        let old = Held { since: std::time::Instant::now() - HOLD, ..Held::default() };
+        assert!(old.due(4, 10));
     }
 
     #[test]
