@@ -162,8 +162,7 @@ fn demo_options(source: &Mock, target: &Mock) -> Result<Options, String> {
         queue_size: 1000,
         offset_commit_interval_ms: Some(1000),
         topic_refresh_interval_ms: 1000,
-        drain_timeout_ms: 30_000,
-        stats_interval_ms: 0,
+        ops: crate::front::mm1::cli::OpsOptions { drain_timeout_ms: 30_000, stats_interval_ms: 0, ..Default::default() },
         // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
         // topics are made by the mock's auto-create, as with MM1.
         beyond: crate::front::mm1::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },

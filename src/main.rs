@@ -7,7 +7,6 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mirror_maker::front::check;
 use mirror_maker::front::mm1::{self, cli};
@@ -48,8 +47,8 @@ fn main() {
         }
     };
     let log_path = match &invocation {
-        cli::Invocation::Run(options) => options.log_file.as_deref(),
-        cli::Invocation::Mm2(options) if !options.check => options.log_file.as_deref(),
+        cli::Invocation::Run(options) => options.ops.log_file.as_deref(),
+        cli::Invocation::Mm2(options) if !options.check => options.ops.log_file.as_deref(),
         _ => None,
     };
     let log_file = match log_path.map(LogFile::open).transpose() {
@@ -69,13 +68,14 @@ fn main() {
         cli::Invocation::Check(options) => check::run(&options),
         cli::Invocation::Mm2(options) if options.check => mm2::check::run(&options.config, &options.clusters),
         cli::Invocation::Run(options) => {
-            let _pid_lock = lock_pid_file(options.pid_file.as_deref(), &options.notices, log_file.is_some());
+            let _pid_lock = lock_pid_file(options.ops.pid_file.as_deref(), &options.notices, log_file.is_some());
             start(mm1::plan(&options), log_file)
         }
         cli::Invocation::Mm2(options) => {
-            let _pid_lock = lock_pid_file(options.pid_file.as_deref(), &options.notices, log_file.is_some());
+            let _pid_lock = lock_pid_file(options.ops.pid_file.as_deref(), &options.notices, log_file.is_some());
             start(
-                mm2::load(&options.config, &options.clusters).and_then(|cfg| mm2::plan::plan_with(&cfg, mm2_ops(&options), options.write_connect_offsets)),
+                mm2::load(&options.config, &options.clusters)
+                    .and_then(|cfg| mm2::plan::plan_with(&cfg, mm1::ops(&options.ops, true), options.write_connect_offsets)),
                 log_file,
             )
         }
@@ -115,14 +115,5 @@ fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<A
             eprintln!("mirror-maker: {e}");
             exit::CONFIG
         }
-    }
-}
-
-fn mm2_ops(o: &cli::Mm2Options) -> mirror_maker::plan::Ops {
-    mirror_maker::plan::Ops {
-        drain_timeout: Duration::from_millis(o.drain_timeout_ms),
-        stats_interval: Duration::from_millis(o.stats_interval_ms),
-        metrics: o.metrics_port.map(|port| (o.metrics_bind.clone(), port)),
-        label_flows: true,
     }
 }

@@ -49,7 +49,8 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
     source.request_errors(RDKafkaApiKey::OffsetCommit, &[RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT]);
     target.broker_round_trip_time(1, Duration::from_millis(30)).unwrap();
 
-    let options = Options { num_streams: 2, num_producers: 2, queue_size: 500, drain_timeout_ms: 30_000, ..mock_options(&source, &target, TOPIC, GROUP, "") };
+    let mut options = Options { num_streams: 2, num_producers: 2, queue_size: 500, ..mock_options(&source, &target, TOPIC, GROUP, "") };
+    options.ops.drain_timeout_ms = 30_000;
     let (shutdown, metrics, runner) = run(options, Duration::from_secs(30));
 
     // The target goes away mid-run and comes back.

@@ -29,8 +29,7 @@ pub fn mock_options(
     Options {
         offset_commit_interval_ms: Some(300),
         topic_refresh_interval_ms: 1000,
-        drain_timeout_ms: 10_000,
-        stats_interval_ms: 0,
+        ops: mirror_maker::front::mm1::cli::OpsOptions { drain_timeout_ms: 10_000, stats_interval_ms: 0, ..Default::default() },
         // librdkafka's mock brokers have no CreateTopics/DescribeConfigs: the
         // topics are made by the mock's auto-create, as with MM1.
         beyond: mirror_maker::front::mm1::cli::BeyondOptions { create_topics: false, sync_partitions: false, ..Default::default() },

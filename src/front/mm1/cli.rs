@@ -44,15 +44,7 @@ pub struct Options {
     pub abort_on_send_failure: bool,
     pub handler: HandlerSpec,
     pub topic_refresh_interval_ms: u64,
-    pub drain_timeout_ms: u64,
-    /// 0 turns the periodic stats line off.
-    pub stats_interval_ms: u64,
-    pub pid_file: Option<PathBuf>,
-    /// Log here instead of stderr; reopened on SIGHUP (logrotate).
-    pub log_file: Option<PathBuf>,
-    /// The Prometheus endpoint's port (off when `None`) and address.
-    pub metrics_port: Option<u16>,
-    pub metrics_bind: String,
+    pub ops: OpsOptions,
     /// Beyond MM1 (see `topics`, `provenance`, `throttle`).
     pub beyond: BeyondOptions,
     /// Lines to log once logging is up: rewrites, deprecated or no-op options.
@@ -79,16 +71,52 @@ impl Options {
             abort_on_send_failure: ABORT_ON_SEND_FAILURE.kind.default,
             handler: HandlerSpec { name: MESSAGE_HANDLER.kind.default.into(), args: None },
             topic_refresh_interval_ms: TOPIC_REFRESH_INTERVAL_MS.kind.default,
+            ops: OpsOptions::default(),
+            beyond: BeyondOptions::default(),
+            notices: Vec::new(),
+            accept_zookeeper_offsets_loss: false,
+        }
+    }
+}
+
+/// How the process is run, the same in both modes: the drain on a stop,
+/// the stats line, the pid and log files, the metrics endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpsOptions {
+    pub drain_timeout_ms: u64,
+    /// 0 turns the periodic stats line off.
+    pub stats_interval_ms: u64,
+    pub pid_file: Option<PathBuf>,
+    /// Log here instead of stderr; reopened on SIGHUP (logrotate).
+    pub log_file: Option<PathBuf>,
+    /// The Prometheus endpoint's port (off when `None`) and address.
+    pub metrics_port: Option<u16>,
+    pub metrics_bind: String,
+}
+
+impl Default for OpsOptions {
+    fn default() -> Self {
+        OpsOptions {
             drain_timeout_ms: DRAIN_TIMEOUT_MS.kind.default,
             stats_interval_ms: STATS_INTERVAL_MS.kind.default,
             pid_file: None,
             log_file: None,
             metrics_port: None,
             metrics_bind: METRICS_BIND.kind.default.into(),
-            beyond: BeyondOptions::default(),
-            notices: Vec::new(),
-            accept_zookeeper_offsets_loss: false,
         }
+    }
+}
+
+impl OpsOptions {
+    fn read(m: &ArgMatches) -> Result<OpsOptions, UsageError> {
+        Ok(OpsOptions {
+            drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
+            stats_interval_ms: STATS_INTERVAL_MS.read(m)?,
+            pid_file: PID_FILE.read(m),
+            log_file: LOG_FILE.read(m),
+            metrics_port: METRICS_PORT.read(m)?,
+            metrics_bind: METRICS_BIND.read(m),
+        })
     }
 }
 
@@ -187,12 +215,7 @@ pub struct Mm2Options {
     /// Java MM2's Connect offsets while running.
     pub write_connect_offsets: bool,
     pub check: bool,
-    pub drain_timeout_ms: u64,
-    pub stats_interval_ms: u64,
-    pub pid_file: Option<PathBuf>,
-    pub log_file: Option<PathBuf>,
-    pub metrics_port: Option<u16>,
-    pub metrics_bind: String,
+    pub ops: OpsOptions,
     pub notices: Vec<String>,
 }
 
@@ -970,12 +993,7 @@ fn read_options(m: &ArgMatches, mut notices: Vec<String>) -> Result<Options, Usa
         queue_byte_size: QUEUE_BYTE_SIZE.read(m)?,
         offset_commit_interval_ms: OFFSET_COMMIT_INTERVAL_MS.read(m)?,
         topic_refresh_interval_ms: TOPIC_REFRESH_INTERVAL_MS.read(m)?,
-        drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
-        stats_interval_ms: STATS_INTERVAL_MS.read(m)?,
-        pid_file: PID_FILE.read(m),
-        log_file: LOG_FILE.read(m),
-        metrics_port: METRICS_PORT.read(m)?,
-        metrics_bind: METRICS_BIND.read(m),
+        ops: OpsOptions::read(m)?,
         abort_on_send_failure: ABORT_ON_SEND_FAILURE.read(m)?,
         handler: HandlerSpec { name: MESSAGE_HANDLER.read(m)?, args: MESSAGE_HANDLER_ARGS.read(m) },
         beyond: BeyondOptions {
@@ -1027,12 +1045,7 @@ fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Re
         clusters: CLUSTERS.read(m),
         write_connect_offsets: MM2_WRITE_CONNECT_OFFSETS.read(m)?,
         check: CHECK_CONFIG.read(m),
-        drain_timeout_ms: DRAIN_TIMEOUT_MS.read(m)?,
-        stats_interval_ms: STATS_INTERVAL_MS.read(m)?,
-        pid_file: PID_FILE.read(m),
-        log_file: LOG_FILE.read(m),
-        metrics_port: METRICS_PORT.read(m)?,
-        metrics_bind: METRICS_BIND.read(m),
+        ops: OpsOptions::read(m)?,
         notices,
     })
 }
@@ -1116,13 +1129,13 @@ mod tests {
         assert!(o.abort_on_send_failure);
         assert_eq!(o.handler, HandlerSpec { name: "identity".into(), args: None });
         assert_eq!(o.topic_refresh_interval_ms, 30_000);
-        assert_eq!(o.drain_timeout_ms, 60_000);
-        assert_eq!((o.stats_interval_ms, o.pid_file), (30_000, None));
+        assert_eq!(o.ops.drain_timeout_ms, 60_000);
+        assert_eq!((o.ops.stats_interval_ms, o.ops.pid_file), (30_000, None));
         let o = run_with(&["--whitelist", ".*", "--stats.interval.ms", "0", "--pid.file=/run/mm.pid"]);
-        assert_eq!((o.stats_interval_ms, o.pid_file), (0, Some(PathBuf::from("/run/mm.pid"))));
-        assert_eq!((o.metrics_port, o.metrics_bind.as_str()), (None, "127.0.0.1"));
+        assert_eq!((o.ops.stats_interval_ms, o.ops.pid_file), (0, Some(PathBuf::from("/run/mm.pid"))));
+        assert_eq!((o.ops.metrics_port, o.ops.metrics_bind.as_str()), (None, "127.0.0.1"));
         let o = run_with(&["--whitelist", ".*", "--metrics.port", "9404", "--metrics.bind", "0.0.0.0"]);
-        assert_eq!((o.metrics_port, o.metrics_bind.as_str()), (Some(9404), "0.0.0.0"));
+        assert_eq!((o.ops.metrics_port, o.ops.metrics_bind.as_str()), (Some(9404), "0.0.0.0"));
         let e = parse(&with(&["--whitelist", "x", "--metrics.port", "0"])).unwrap_err();
         assert!(e.0.contains("--metrics.port '0'"), "{e}");
     }

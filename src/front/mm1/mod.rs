@@ -16,7 +16,7 @@ use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::NameFilter;
 use crate::plan::{Checkpointing, Checkpoints, Flow, Ops, Plan, Shape, SideEffects, Target};
-use cli::{CheckpointOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
+use cli::{CheckpointOptions, OpsOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL_MS};
 
 /// The plan for these options: the files loaded and translated, filter and
 /// handler built; no network I/O (except reading the brokers of a
@@ -65,7 +65,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             })
         })
         .collect::<Result<Vec<Flow>, ConfigError>>()?;
-    Ok(Plan { flows, heartbeats: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(options) })
+    Ok(Plan { flows, heartbeats: Vec::new(), shape: shape(options, commit_interval_ms), ops: ops(&options.ops, false) })
 }
 
 /// Each source's alias in the checkpoint topics, when `--emit.checkpoints`
@@ -166,12 +166,14 @@ fn shape(options: &Options, commit_interval_ms: u64) -> Shape {
     }
 }
 
-fn ops(options: &Options) -> Ops {
+/// The run's operations, the same options in both modes; `label_flows`
+/// adds a flow label to the metrics (MM2 mode).
+pub fn ops(o: &OpsOptions, label_flows: bool) -> Ops {
     Ops {
-        drain_timeout: Duration::from_millis(options.drain_timeout_ms),
-        stats_interval: Duration::from_millis(options.stats_interval_ms),
-        metrics: options.metrics_port.map(|port| (options.metrics_bind.clone(), port)),
-        label_flows: false,
+        drain_timeout: Duration::from_millis(o.drain_timeout_ms),
+        stats_interval: Duration::from_millis(o.stats_interval_ms),
+        metrics: o.metrics_port.map(|port| (o.metrics_bind.clone(), port)),
+        label_flows,
     }
 }
 
