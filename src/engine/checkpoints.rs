@@ -41,8 +41,8 @@ use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
 use crate::plan::{Checkpointing, Flow};
 
-/// How long a read of an internal topic to its end may take at start.
-const READ_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a read of an internal topic to its end may go without progress.
+const READ_PATIENCE: Duration = Duration::from_secs(120);
 
 /// What a flow's failover side hands the engine.
 pub struct Started {
@@ -313,7 +313,7 @@ impl Checkpointer {
             .and_then(|o| o.into_iter().find(|o| o.topic == self.spec.syncs_topic && o.partition == 0).map(|o| o.offset));
         // Never translate before every sync written so far is known (Java's KAFKA-13659).
         loop {
-            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, resumed_at, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, resumed_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
                 Ok(records) => {
                     let syncs: Vec<(OffsetSync, i64)> = records.iter().filter_map(|(at, k, v)| Some((OffsetSync::decode(k, v).ok()?, *at))).collect();
                     let from = resumed_at.map_or("its start".to_string(), |o| format!("offset {o}, where the last run left the syncs still needed"));
@@ -329,7 +329,7 @@ impl Checkpointer {
         }
         let mut last = CheckpointStore::default();
         let mut read_back = 0;
-        match read_to_end(&self.target, &cp.topic, None, READ_TIMEOUT, &|| self.shutdown.stopping()) {
+        match read_to_end(&self.target, &cp.topic, None, READ_PATIENCE, &|| self.shutdown.stopping()) {
             Ok(records) => {
                 for (_, k, v) in records {
                     if let Ok(c) = Checkpoint::decode(&k, &v) {

@@ -149,7 +149,7 @@ pub fn read_to_end<C: ConsumerContext>(
 }
 
 /// Errors no retry mends (librdkafka retries the others itself).
-pub fn is_refusal(e: &KafkaError) -> bool {
+fn is_refusal(e: &KafkaError) -> bool {
     matches!(
         e.rdkafka_error_code(),
         Some(
