@@ -65,6 +65,7 @@ impl Hasher for FxHasher {
 
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuildHasher>;
+pub type FxHashSet<T> = std::collections::HashSet<T, FxBuildHasher>;
 
 /// A hash of one value, for spreading keys over a fixed number of buckets.
 pub fn hash_one<T: std::hash::Hash>(value: &T) -> u64 {

@@ -30,9 +30,9 @@ use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
 use crate::engine::producer::MetaProducer;
 use crate::engine::provenance::Provenance;
 use crate::engine::topics::TopicSync;
-use crate::fxhash::{self, FxHashMap};
+use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::commit::CommitQueue;
-use crate::kafka::fetched;
+use crate::kafka::{fetched, partition_list};
 use crate::ops::metrics::{Metrics, StreamLag, TopicMetrics};
 use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::filter::TopicFilter;
@@ -45,7 +45,15 @@ const BATCH: usize = 500;
 /// has paused: librdkafka learns a partition's end only from its fetches,
 /// so while the target is away the lag figure would freeze at what it was
 /// when the partitions were paused, just when it matters most.
+/// The first ask comes once partitions have been paused that long: a
+/// short pause leaves the lag figure as it was.
 const PAUSED_ENDS_EVERY: Duration = Duration::from_secs(2);
+
+/// The most paused partitions one such ask names; more are asked in turn,
+/// a share per [`PAUSED_ENDS_EVERY`]. librdkafka matches each answer to
+/// its request by a linear search, so one request for 10,000 partitions
+/// cost some 50 million string compares on the stream's thread.
+const PAUSED_ENDS_PER_ASK: usize = 1000;
 
 /// What the rebalance callbacks need; lives inside the consumer.
 pub struct StreamContext {
@@ -173,9 +181,9 @@ impl ConsumerContext for StreamContext {
                 // earlier assignment (one lost without a revocation callback
                 // that could resume it). Resumed, so what it pauses is what
                 // the outbox pauses.
-                let assigned = tps_of(list);
-                if let Err(e) = consumer.resume(&list_of(&assigned)) {
-                    debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, assigned.len());
+                // The list librdkafka handed over, not one built by name (see apply).
+                if let Err(e) = consumer.resume(list) {
+                    debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, list.count());
                 }
                 // Checked by the stream's loop (Stream::check_gaps): asking
                 // the source here, inside the poll, would hold the member
@@ -264,6 +272,38 @@ fn commit_until(shutdown: &Shutdown) -> Instant {
 /// newer ones committed (found by the mock suite: a group that never
 /// caught up). So the next commit first waits, within the same bound, for
 /// the unanswered one, and is not sent while it is still out.
+/// The list to commit `offsets` with: cut from the assignment where it
+/// can be (see [`apply`]: librdkafka handles the answer partition by
+/// partition, and by name each one meant a search of every topic), by name
+/// for any partition not assigned now.
+fn commit_list(consumer: &SourceConsumer, name: &str, offsets: &[(Tp, i64)]) -> TopicPartitionList {
+    let mut wanted: FxHashMap<&str, FxHashMap<i32, i64>> = FxHashMap::default();
+    for ((topic, partition), offset) in offsets {
+        wanted.entry(&**topic).or_default().insert(*partition, *offset);
+    }
+    let mut list = match consumer.assignment() {
+        Ok(assigned) => partition_list::subset(&assigned, |t, p| wanted.get(t).is_some_and(|ps| ps.contains_key(&p))),
+        Err(_) => TopicPartitionList::new(),
+    };
+    partition_list::forget_leader_epochs(&mut list);
+    for mut e in list.elements() {
+        let offset = wanted.get_mut(e.topic()).and_then(|ps| ps.remove(&e.partition()));
+        if let Some(offset) = offset {
+            if let Err(err) = e.set_offset(Offset::Offset(offset)) {
+                warn!("[{name}] cannot commit {}-{} at {offset}: {err}", e.topic(), e.partition());
+            }
+        }
+    }
+    for (topic, partitions) in wanted {
+        for (partition, offset) in partitions {
+            if let Err(e) = list.add_partition_offset(topic, partition, Offset::Offset(offset)) {
+                warn!("[{name}] cannot commit {topic}-{partition} at {offset}: {e}");
+            }
+        }
+    }
+    list
+}
+
 pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, offsets: Vec<(Tp, i64)>, until: Instant) -> bool {
     let mut unanswered = consumer.context().unanswered_commit.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(queue) = unanswered.as_ref() {
@@ -286,12 +326,7 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
     if offsets.is_empty() {
         return true;
     }
-    let mut list = TopicPartitionList::new();
-    for ((topic, partition), offset) in &offsets {
-        if let Err(e) = list.add_partition_offset(topic, *partition, Offset::Offset(*offset)) {
-            warn!("[{name}] cannot commit {topic}-{partition} at {offset}: {e}");
-        }
-    }
+    let list = commit_list(consumer, name, &offsets);
     let started = Instant::now();
     let answer = match CommitQueue::send(consumer.client(), &list) {
         Ok(queue) => match queue.answer(until) {
@@ -406,6 +441,8 @@ struct Stream {
     routes: FxHashMap<Box<[u8]>, TopicRoute>,
     last_commit: Instant,
     last_paused_ends: Option<Instant>,
+    /// Where the next ask for paused partitions' ends starts in the list of them.
+    paused_ends_from: usize,
     last_refresh: Option<Instant>,
     /// The topic sync's generation at the last refresh: when it moves,
     /// topics it held back are settled and are subscribed at once.
@@ -425,6 +462,7 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 routes: FxHashMap::default(),
                 last_commit: Instant::now(),
                 last_paused_ends: None,
+                paused_ends_from: 0,
                 last_refresh: None,
                 topics_settled: 0,
                 gaps: GapCheck::default(),
@@ -447,8 +485,8 @@ impl Stream {
             if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
                 self.refresh_subscription();
             }
-            let held = self.retry_held();
-            self.refresh_paused_ends(held);
+            let (held, paused) = self.retry_held();
+            self.refresh_paused_ends(paused);
             let timeout = if held { Duration::from_millis(5) } else { Duration::from_millis(100) };
             // Once records flow, take what librdkafka already holds without
             // waiting, up to a batch, before looking at the clocks again:
@@ -699,30 +737,58 @@ fn list_of(tps: &[Tp]) -> TopicPartitionList {
 /// the stream that goes to a worker that has just started holding (see
 /// [`Outcome::holding`]); resumes those of workers with nothing held any
 /// more; stops the mirror if the workers are gone.
+///
+/// The lists handed to librdkafka are cut from the assignment
+/// ([`partition_list::subset`]), never built by name: by name, each pause
+/// and resume of a stream's 10,000 partitions over 5,000 topics cost a
+/// linear search of every topic per partition.
 fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
-    if !outcome.holding.is_empty() {
-        if let Ok(assigned) = consumer.assignment() {
-            let ctx = consumer.context();
-            let mut outbox = ctx.outbox.lock().unwrap();
-            let workers = outbox.workers();
-            let elements = assigned.elements();
-            for &w in &outcome.holding {
-                let tps = elements
-                    .iter()
-                    .filter(|e| worker_of(workers, fxhash::hash_one(&(ctx.source_index, e.topic())), e.partition()) == w)
-                    .map(|e| (Arc::from(e.topic()), e.partition()));
-                outcome.pause.extend(outbox.pause_also(w, tps));
-            }
+    if outcome.pause.is_empty() && outcome.resume.is_empty() && outcome.holding.is_empty() {
+        if outcome.disconnected {
+            consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+        }
+        return;
+    }
+    let assigned = consumer.assignment().ok();
+    if let (false, Some(assigned)) = (outcome.holding.is_empty(), &assigned) {
+        let ctx = consumer.context();
+        let mut outbox = ctx.outbox.lock().unwrap();
+        let workers = outbox.workers();
+        let elements = assigned.elements();
+        for &w in &outcome.holding {
+            let tps = elements
+                .iter()
+                .filter(|e| worker_of(workers, fxhash::hash_one(&(ctx.source_index, e.topic())), e.partition()) == w)
+                .map(|e| (Arc::from(e.topic()), e.partition()));
+            outcome.pause.extend(outbox.pause_also(w, tps));
         }
     }
     if !outcome.pause.is_empty() {
-        if let Err(e) = consumer.pause(&list_of(&outcome.pause)) {
-            debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
+        // Only what is assigned can be paused: what is not (any more) has
+        // nothing fetched for it.
+        if let Some(assigned) = &assigned {
+            let want = TpSet::of(&outcome.pause);
+            if let Err(e) = consumer.pause(&partition_list::subset(assigned, |t, p| want.contains(t, p))) {
+                debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
+            }
         }
     }
     if !outcome.resume.is_empty() {
-        if let Err(e) = consumer.resume(&list_of(&outcome.resume)) {
-            debug!("[{name}] resuming {} partitions failed: {e}", outcome.resume.len());
+        let mut want = TpSet::of(&outcome.resume);
+        if let Some(assigned) = &assigned {
+            let list = partition_list::subset(assigned, |t, p| want.remove(t, p));
+            if let Err(e) = consumer.resume(&list) {
+                debug!("[{name}] resuming {} partitions failed: {e}", list.count());
+            }
+        }
+        // Not assigned now (or the assignment could not be read): resumed
+        // by name all the same, since librdkafka keeps an application
+        // pause across unassign and assign.
+        if !want.is_empty() {
+            let rest: Vec<Tp> = outcome.resume.iter().filter(|(t, p)| want.contains(t, *p)).cloned().collect();
+            if let Err(e) = consumer.resume(&list_of(&rest)) {
+                debug!("[{name}] resuming {} partitions failed: {e}", rest.len());
+            }
         }
     }
     if outcome.disconnected {
@@ -730,31 +796,71 @@ fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
     }
 }
 
+/// Partitions to look up by a topic name borrowed from anywhere (such as a
+/// librdkafka list), in constant time.
+struct TpSet<'a>(FxHashMap<&'a str, FxHashSet<i32>>);
+
+impl<'a> TpSet<'a> {
+    fn of(tps: &'a [Tp]) -> TpSet<'a> {
+        let mut set: FxHashMap<&'a str, FxHashSet<i32>> = FxHashMap::default();
+        for (t, p) in tps {
+            set.entry(&**t).or_default().insert(*p);
+        }
+        TpSet(set)
+    }
+
+    fn contains(&self, topic: &str, partition: i32) -> bool {
+        self.0.get(topic).is_some_and(|ps| ps.contains(&partition))
+    }
+
+    /// Takes `topic`-`partition` out; whether it was in.
+    fn remove(&mut self, topic: &str, partition: i32) -> bool {
+        self.0.get_mut(topic).is_some_and(|ps| ps.remove(&partition))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.values().all(FxHashSet::is_empty)
+    }
+}
+
 impl Stream {
     /// Asks the source for the ends of the partitions paused now, every
     /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
-    fn refresh_paused_ends(&mut self, held: bool) {
+    fn refresh_paused_ends(&mut self, paused: bool) {
         let ctx = self.consumer.context();
-        if !held {
+        if !paused {
             if self.last_paused_ends.take().is_some() {
                 ctx.paused_ends.lock().unwrap().clear();
             }
             return;
         }
-        if self.last_paused_ends.is_some_and(|t| t.elapsed() < PAUSED_ENDS_EVERY) {
+        let Some(last) = self.last_paused_ends else {
+            self.last_paused_ends = Some(Instant::now());
+            self.paused_ends_from = 0;
+            return;
+        };
+        if last.elapsed() < PAUSED_ENDS_EVERY {
             return;
         }
         self.last_paused_ends = Some(Instant::now());
         let paused = ctx.outbox.lock().unwrap().paused();
-        let mut list = TopicPartitionList::new();
-        for tp in &paused {
+        if self.paused_ends_from >= paused.len() {
+            self.paused_ends_from = 0;
+        }
+        let from = self.paused_ends_from;
+        let ask = &paused[from..paused.len().min(from + PAUSED_ENDS_PER_ASK)];
+        self.paused_ends_from = from + ask.len();
+        let mut list = TopicPartitionList::with_capacity(ask.len());
+        for tp in ask {
             // The offset field carries the timestamp asked for: latest.
             let _ = list.add_partition_offset(&tp.0, tp.1, Offset::End);
         }
         match self.consumer.offsets_for_times(list, Duration::from_secs(2)) {
             Ok(ends) => {
                 let mut map = ctx.paused_ends.lock().unwrap();
-                map.clear();
+                if ask.len() == paused.len() {
+                    map.clear();
+                }
                 for e in ends.elements() {
                     if let (Offset::Offset(end), None) = (e.offset(), e.error().err()) {
                         map.insert((e.topic().to_string(), e.partition()), end);
@@ -766,17 +872,18 @@ impl Stream {
     }
 
     /// Sends held batches where there is room; resumes the partitions of
-    /// workers with nothing held any more. Returns whether anything is
-    /// still held.
-    fn retry_held(&mut self) -> bool {
+    /// workers with nothing held any more (once their channel is half
+    /// empty). Returns whether anything is still held, and whether any
+    /// partition is still paused.
+    fn retry_held(&mut self) -> (bool, bool) {
         let mut outbox = self.consumer.context().outbox.lock().unwrap();
-        // Paused with nothing held should not happen (take_back resumes
-        // them), but if it did, retry_held is what resumes them.
+        // Paused with nothing held: waiting for the channel to drain to
+        // half before resuming (Outbox::retry_held).
         if !outbox.has_held() && !outbox.has_paused() {
-            return false;
+            return (false, false);
         }
         let outcome = outbox.retry_held();
-        let left = outbox.has_held();
+        let left = (outbox.has_held(), outbox.has_paused());
         drop(outbox);
         apply(&self.consumer, &self.spec.name, outcome);
         left
@@ -818,7 +925,11 @@ impl Stream {
         drop(owned);
 
         if !self.gaps.unread.is_empty() {
-            match self.consumer.committed_offsets(list_of(&self.gaps.unread), GAP_REQUEST_TIMEOUT) {
+            // Cut from the assignment, not built by name (see apply).
+            let unread = TpSet::of(&self.gaps.unread);
+            let ask = partition_list::subset(&assignment, |t, p| unread.contains(t, p));
+            drop(unread);
+            match self.consumer.committed_offsets(ask, GAP_REQUEST_TIMEOUT) {
                 Ok(list) => {
                     for e in list.elements() {
                         // No commit yet (or an error for this one): nothing to compare.
@@ -849,14 +960,19 @@ impl Stream {
         if ask.count() > 0 {
             match self.consumer.offsets_for_times(ask, GAP_REQUEST_TIMEOUT) {
                 Ok(starts) => {
+                    let mut lows: FxHashMap<Tp, i64> = FxHashMap::default();
                     for e in starts.elements() {
                         if let (Offset::Offset(low), Ok(())) = (e.offset(), e.error()) {
-                            if let Some(i) = self.gaps.committed.iter().position(|((t, p), _)| **t == *e.topic() && *p == e.partition()) {
-                                let (tp, c) = self.gaps.committed.swap_remove(i);
-                                ctx.report_gap(&tp, c, low);
-                            }
+                            lows.insert((Arc::from(e.topic()), e.partition()), low);
                         }
                     }
+                    self.gaps.committed.retain(|(tp, c)| match lows.get(tp) {
+                        Some(&low) => {
+                            ctx.report_gap(tp, *c, low);
+                            false
+                        }
+                        None => true,
+                    });
                 }
                 Err(e) => return self.gap_check_failed("the log start offsets", &e),
             }

@@ -22,7 +22,7 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendErro
 
 use crate::engine::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
 use crate::engine::offsets::Tp;
-use crate::fxhash::FxBuildHasher;
+use crate::fxhash::FxHashSet;
 use crate::ops::metrics::Metrics;
 
 /// What the stream must do after a hand-off: pause or resume these
@@ -120,6 +120,13 @@ pub struct LaneTx {
 }
 
 impl LaneTx {
+    /// Whether at most half the bound is queued, in records and in bytes.
+    fn half_empty(&self) -> bool {
+        let queued = self.room.queued.load(Ordering::SeqCst);
+        let bytes = self.room.queued_bytes.load(Ordering::SeqCst);
+        queued <= self.bound.records / 2 && bytes <= self.bound.bytes / 2
+    }
+
     fn full_for(&self, batch: &Batch) -> bool {
         let queued = self.room.queued.load(Ordering::SeqCst);
         let bytes = self.room.queued_bytes.load(Ordering::SeqCst);
@@ -188,6 +195,34 @@ impl LaneRx {
     }
 }
 
+/// The partitions paused for one worker, in the order they were paused
+/// (resumed in that order), with a set to tell at once whether one is.
+#[derive(Default)]
+struct Paused {
+    order: Vec<Tp>,
+    set: FxHashSet<Tp>,
+}
+
+impl Paused {
+    /// Counts `tp` as paused; false when it already was.
+    fn insert(&mut self, tp: &Tp) -> bool {
+        let new = self.set.insert(tp.clone());
+        if new {
+            self.order.push(tp.clone());
+        }
+        new
+    }
+
+    fn take(&mut self) -> Vec<Tp> {
+        self.set.clear();
+        std::mem::take(&mut self.order)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
 pub struct Outbox {
     senders: Vec<LaneTx>,
     /// Being filled, per worker.
@@ -195,7 +230,7 @@ pub struct Outbox {
     /// Refused by a full channel, oldest first, per worker.
     held: Vec<VecDeque<Batch>>,
     /// Partitions paused because of a worker's held batches.
-    paused: Vec<Vec<Tp>>,
+    paused: Vec<Paused>,
     /// Bytes of each worker's last batch: the next buffer starts that large,
     /// so it rarely grows (and copies) while it fills.
     last_bytes: Vec<usize>,
@@ -214,7 +249,7 @@ impl Outbox {
             senders,
             open: (0..n).map(|_| Batch::default()).collect(),
             held: (0..n).map(|_| VecDeque::new()).collect(),
-            paused: vec![Vec::new(); n],
+            paused: (0..n).map(|_| Paused::default()).collect(),
             last_bytes: vec![0; n],
             max: max.batch(),
             wait_for_room,
@@ -282,8 +317,7 @@ impl Outbox {
                 continue;
             }
             last = Some(tp);
-            if !self.paused[w].contains(tp) {
-                self.paused[w].push(tp.clone());
+            if self.paused[w].insert(tp) {
                 pause.push(tp.clone());
             }
         }
@@ -300,11 +334,9 @@ impl Outbox {
         if self.held.get(w).is_none_or(VecDeque::is_empty) {
             return Vec::new();
         }
-        let mut known: std::collections::HashSet<Tp, FxBuildHasher> = self.paused[w].iter().cloned().collect();
         let mut pause = Vec::new();
         for tp in tps {
-            if known.insert(tp.clone()) {
-                self.paused[w].push(tp.clone());
+            if self.paused[w].insert(&tp) {
                 pause.push(tp);
             }
         }
@@ -332,8 +364,14 @@ impl Outbox {
                     }
                 }
             }
-            if self.held[w].is_empty() {
-                outcome.resume.append(&mut self.paused[w]);
+            // Resumed once the channel has room for half its bound again,
+            // not at the first free slot: each pause and resume costs
+            // librdkafka work per partition (and drops what it prefetched),
+            // so at thousands of partitions a slow target that kept the
+            // channel at the brim had the stream pause and resume them all
+            // several times a second.
+            if self.held[w].is_empty() && self.senders[w].half_empty() {
+                outcome.resume.append(&mut self.paused[w].take());
             }
         }
         outcome
@@ -341,7 +379,7 @@ impl Outbox {
 
     /// The partitions paused now because of held batches.
     pub fn paused(&self) -> Vec<Tp> {
-        self.paused.iter().flatten().cloned().collect()
+        self.paused.iter().flat_map(|p| p.order.iter()).cloned().collect()
     }
 
     /// Whether any partition is paused because of held batches.
@@ -362,8 +400,10 @@ impl Outbox {
     /// paused with nothing here to resume it), and those of workers left
     /// with nothing held (the batches that would have resumed them are gone).
     pub fn take_back(&mut self, only: Option<&[Tp]>) -> (Vec<(Tp, i64)>, Outcome) {
-        let chosen = |tp: &Tp| only.is_none_or(|tps| tps.contains(tp));
+        let only: Option<FxHashSet<&Tp>> = only.map(|tps| tps.iter().collect());
+        let chosen = |tp: &Tp| only.as_ref().is_none_or(|tps| tps.contains(tp));
         let mut first: Vec<(Tp, i64)> = Vec::new();
+        let mut seen: FxHashSet<Tp> = FxHashSet::default();
         let mut outcome = Outcome::default();
         for w in 0..self.senders.len() {
             // Held batches are older than the open one, the front oldest:
@@ -374,7 +414,7 @@ impl Outbox {
                     if !chosen(tp) {
                         return true;
                     }
-                    if !first.iter().any(|(t, _)| t == tp) {
+                    if seen.insert(tp.clone()) {
                         first.push((tp.clone(), r.meta.offset));
                     }
                     false
@@ -382,11 +422,13 @@ impl Outbox {
             }
             self.held[w].retain(|b| !b.is_empty());
             if self.held[w].is_empty() {
-                outcome.resume.append(&mut self.paused[w]);
+                outcome.resume.append(&mut self.paused[w].take());
             } else {
-                let (revoked, kept) = std::mem::take(&mut self.paused[w]).into_iter().partition(|tp| chosen(tp));
-                outcome.resume.extend::<Vec<Tp>>(revoked);
-                self.paused[w] = kept;
+                let (revoked, kept): (Vec<Tp>, Vec<Tp>) = self.paused[w].take().into_iter().partition(|tp| chosen(tp));
+                outcome.resume.extend(revoked);
+                for tp in &kept {
+                    self.paused[w].insert(tp);
+                }
             }
         }
         (first, outcome)
@@ -523,6 +565,33 @@ mod tests {
         assert_eq!(Metrics::get(&f.metrics.channel_in), 5);
     }
 
+    /// Partitions paused for a full channel resume once it is at most half
+    /// full again, not at the first free slot: each pause and resume costs
+    /// librdkafka work per partition, which a channel kept at the brim
+    /// would repeat several times a second.
+    #[test]
+    fn paused_partitions_resume_once_the_channel_is_half_empty() {
+        let f = TestSource::new();
+        let (tx, rx) = lane(Bound::records(4));
+        let mut o = Outbox::new(vec![tx], Bound::records(1), Duration::ZERO, f.metrics.clone());
+        for offset in 0..4 {
+            push(&mut o, &f, 0, 0, offset, None, Some(b"x"));
+            assert_eq!(o.ship_all(), Outcome::default());
+        }
+        push(&mut o, &f, 0, 0, 4, None, Some(b"held"));
+        assert_eq!(o.ship_all().pause, vec![tp(0)]);
+        // One record taken: the held one goes in, the channel is full again.
+        assert!(rx.recv_timeout(Duration::ZERO).is_ok());
+        assert_eq!(o.retry_held(), Outcome::default());
+        assert!(!o.has_held() && o.has_paused());
+        // Three of four queued, then two of four: resumed at half.
+        assert!(rx.recv_timeout(Duration::ZERO).is_ok());
+        assert_eq!(o.retry_held(), Outcome::default(), "three of four queued: still paused");
+        assert!(rx.recv_timeout(Duration::ZERO).is_ok());
+        assert_eq!(o.retry_held().resume, vec![tp(0)]);
+        assert!(!o.has_paused());
+    }
+
     /// A worker that starts holding has the stream pause every partition
     /// that goes to it, so the stream cannot go on polling what librdkafka
     /// prefetched for them into held batches; all of them resume with the
@@ -549,7 +618,7 @@ mod tests {
         assert_eq!((first, outcome.resume), (vec![], vec![tp(3)]));
         assert_eq!(drain(&rx).len(), 1);
         let mut resumed = Vec::new();
-        while o.has_held() {
+        while o.has_held() || o.has_paused() {
             resumed.extend(o.retry_held().resume);
             drain(&rx);
         }
@@ -571,8 +640,12 @@ mod tests {
         assert_eq!(o.ship_all().pause, vec![tp(0)]);
         assert_eq!(drain(&rx1).len(), 1);
         assert_eq!(drain(&rx0).len(), 1);
-        assert_eq!(o.retry_held().resume, vec![tp(0)]);
+        // The held batch goes; the channel is full again, so partition 0
+        // stays paused until it is at most half full.
+        assert_eq!(o.retry_held(), Outcome::default());
+        assert_eq!(o.paused(), vec![tp(0)]);
         assert_eq!(drain(&rx0)[0].2, b"b");
+        assert_eq!(o.retry_held().resume, vec![tp(0)]);
     }
 
     #[test]
@@ -595,7 +668,7 @@ mod tests {
         assert_eq!(o.paused(), vec![tp(0)]);
         let mut got = drain(&rx);
         let mut resumed = Vec::new();
-        while o.has_held() {
+        while o.has_held() || o.has_paused() {
             resumed.extend(o.retry_held().resume);
             got.extend(drain(&rx));
         }

@@ -11,6 +11,7 @@ pub mod commit;
 pub mod conf;
 pub mod fetched;
 pub mod groups;
+pub mod partition_list;
 pub mod produce;
 pub mod topic_reader;
 pub mod unix;
