@@ -93,7 +93,7 @@ fn mirrors_every_record_faithfully_and_commits_end_offsets() {
     produce(&source(), &late, &recs_late);
     wait_until("late topic mirrored and committed", || partitions_of(&target(), &late).is_some() && all_committed(&source(), &group, &late));
 
-    // Caught up: the stats line shows it (lag from librdkafka's statistics).
+    // Caught up: the stats line shows it.
     m.wait_for_log("lag 0, in flight 0");
     // So does the Prometheus endpoint, bound to loopback by default.
     m.wait_for_log(&format!("metrics endpoint: http://127.0.0.1:{port}/metrics"));

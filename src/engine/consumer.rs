@@ -96,36 +96,9 @@ impl ClientContext for StreamContext {
         }
     }
 
-    fn stats(&self, stats: rdkafka::Statistics) {
-        // consumer_lag is end offset minus committed offset, -1 before the
-        // partition's first commit; then the lag counts from the log start
-        // (or is unknown under auto.offset.reset=latest). Statistics also
-        // list partitions this stream does not own (desired=false), and -1
-        // for the unassigned-partition queue.
-        let mut partitions = Vec::new();
-        let paused_ends = self.paused_ends.lock().unwrap();
-        for (name, t) in &stats.topics {
-            for p in t.partitions.values().filter(|p| p.desired && p.partition >= 0) {
-                // A paused partition's end, as last asked of the source, where
-                // it is newer than what librdkafka last fetched.
-                let end = paused_ends.get(&(name.clone(), p.partition)).copied().filter(|e| *e > p.hi_offset);
-                let hi = end.unwrap_or(p.hi_offset);
-                // Past librdkafka's own end, so above its consumer_lag too.
-                let lag = if let Some(end) = end.filter(|e| p.committed_offset >= 0 && *e >= p.committed_offset) {
-                    end - p.committed_offset
-                } else if p.consumer_lag >= 0 {
-                    p.consumer_lag
-                } else if self.lag_from_log_start && p.lo_offset >= 0 && hi >= p.lo_offset {
-                    hi - p.lo_offset
-                } else {
-                    continue;
-                };
-                partitions.push((name.clone(), p.partition, lag));
-            }
-        }
-        drop(paused_ends);
-        self.metrics.lag.lock().unwrap().insert(self.name.clone(), StreamLag { source: self.source_index, partitions });
-    }
+    /// Ignored: the lag comes from [`Stream::report_lag`]. Only a file that
+    /// sets `statistics.interval.ms` itself makes librdkafka send them.
+    fn stats(&self, _stats: rdkafka::Statistics) {}
 }
 
 fn tps_of(list: &TopicPartitionList) -> Vec<Tp> {
@@ -388,6 +361,8 @@ pub struct StreamSpec {
     /// Learns each record's target offset from its acknowledgement
     /// (`offset_syncs`), when the flow writes offset-syncs.
     pub syncs: Option<Arc<FlowSyncs>>,
+    /// How often the stream reports its partitions' lag (none: never).
+    pub lag_interval: Option<Duration>,
 }
 
 pub fn create(config: &ClientConfig, ctx: StreamContext) -> Result<SourceConsumer, rdkafka::error::KafkaError> {
@@ -443,6 +418,10 @@ struct Stream {
     last_paused_ends: Option<Instant>,
     /// Where the next ask for paused partitions' ends starts in the list of them.
     paused_ends_from: usize,
+    last_lag: Option<Instant>,
+    /// The group's committed offsets as read after each assignment (by the
+    /// gap check), for the lag until the stream commits its own.
+    group_committed: FxHashMap<Tp, i64>,
     last_refresh: Option<Instant>,
     /// The topic sync's generation at the last refresh: when it moves,
     /// topics it held back are settled and are subscribed at once.
@@ -463,6 +442,8 @@ pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<(
                 last_commit: Instant::now(),
                 last_paused_ends: None,
                 paused_ends_from: 0,
+                last_lag: None,
+                group_committed: FxHashMap::default(),
                 last_refresh: None,
                 topics_settled: 0,
                 gaps: GapCheck::default(),
@@ -511,6 +492,7 @@ impl Stream {
             // Before the commit: a partition assigned during this turn's
             // polls has its committed offset read before it can move.
             self.check_gaps();
+            self.report_lag();
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
                 let mut offsets = ctx.tracker.committable();
@@ -824,6 +806,46 @@ impl<'a> TpSet<'a> {
 }
 
 impl Stream {
+    /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
+    /// its end (as librdkafka last learned it from a fetch, or as asked of
+    /// the source while paused) minus its committed offset (the stream's
+    /// own commit, else the group's as read at assignment); with no
+    /// committed offset under `auto.offset.reset=earliest`, from the log start.
+    ///
+    /// Computed here rather than taken from librdkafka's statistics: with
+    /// statistics on, librdkafka keeps a timer per partition of every
+    /// subscribed topic, each re-inserted into a sorted list on every
+    /// firing, which at 10,000 partitions kept a core a third busy with a
+    /// mirror that had nothing to do.
+    fn report_lag(&mut self) {
+        let Some(every) = self.spec.lag_interval else { return };
+        if self.last_lag.is_some_and(|t| t.elapsed() < every) {
+            return;
+        }
+        self.last_lag = Some(Instant::now());
+        let Ok(assigned) = self.consumer.assignment() else { return };
+        let ctx = self.consumer.context();
+        let ours = ctx.tracker.committed_offsets();
+        let paused_ends = ctx.paused_ends.lock().unwrap().clone();
+        let mut partitions = Vec::new();
+        for e in assigned.elements() {
+            let tp: Tp = (Arc::from(e.topic()), e.partition());
+            let Some((lo, hi)) = crate::kafka::client::cached_watermarks(self.consumer.client(), e.topic(), e.partition()) else { continue };
+            // A paused partition's end, as last asked of the source, where
+            // it is newer than what librdkafka last fetched.
+            let hi = paused_ends.get(&(e.topic().to_string(), e.partition())).copied().filter(|end| *end > hi).unwrap_or(hi);
+            let committed = ours.get(&tp).or_else(|| self.group_committed.get(&tp)).copied();
+            let lag = match committed {
+                Some(c) if hi >= 0 && hi >= c => hi - c,
+                Some(_) => continue,
+                None if ctx.lag_from_log_start && lo >= 0 && hi >= lo => hi - lo,
+                None => continue,
+            };
+            partitions.push((e.topic().to_string(), e.partition(), lag));
+        }
+        ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
+    }
+
     /// Asks the source for the ends of the partitions paused now, every
     /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
     fn refresh_paused_ends(&mut self, paused: bool) {
@@ -901,6 +923,7 @@ impl Stream {
             let mut new = ctx.newly_assigned.lock().unwrap();
             if !new.is_empty() {
                 for tp in new.drain(..) {
+                    self.group_committed.remove(&tp);
                     // Assigned again: what was read before may be our own commit since.
                     self.gaps.committed.retain(|(t, _)| *t != tp);
                     if !self.gaps.unread.contains(&tp) {
@@ -934,7 +957,9 @@ impl Stream {
                     for e in list.elements() {
                         // No commit yet (or an error for this one): nothing to compare.
                         if let (Offset::Offset(c), Ok(())) = (e.offset(), e.error()) {
-                            self.gaps.committed.push(((Arc::from(e.topic()), e.partition()), c));
+                            let tp: Tp = (Arc::from(e.topic()), e.partition());
+                            self.group_committed.insert(tp.clone(), c);
+                            self.gaps.committed.push((tp, c));
                         }
                     }
                     self.gaps.unread.clear();

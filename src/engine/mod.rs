@@ -127,7 +127,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
 /// What every start-up phase reads.
 struct Env<'a> {
     shape: &'a Shape,
-    /// The stats line's period (zero: off); the consumers' statistics feed it.
+    /// The stats line's period (zero: off); the streams' lag reports feed it.
     stats_interval: Duration,
     metrics: &'a Arc<Metrics>,
     shutdown: &'a Arc<Shutdown>,
@@ -231,7 +231,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         }
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
-            let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1, env);
+            let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1);
             let ctx = StreamContext {
                 name: name.clone(),
                 source_index: si,
@@ -265,6 +265,9 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 topic_sync: topic_sync.clone(),
                 provenance: stamp.clone(),
                 syncs: syncs.clone(),
+                // Feeds the stats line and the endpoint's lag, as often as
+                // librdkafka's statistics did (at most every 10 s).
+                lag_interval: (!env.stats_interval.is_zero()).then(|| env.stats_interval.min(Duration::from_secs(10))),
             };
             streams.push((spec, consumer));
         }
@@ -314,15 +317,10 @@ fn spawn_topic_job(name: String, sync: Arc<TopicSync>, interval: Duration, shutd
 }
 
 /// Stream `j` of flow `si`: its thread name and its consumer's settings.
-fn stream_config(flow: &Flow, si: usize, j: usize, several: bool, env: &Env<'_>) -> (String, ClientConfig) {
+fn stream_config(flow: &Flow, si: usize, j: usize, several: bool) -> (String, ClientConfig) {
     let group = flow.source.group_id.clone().unwrap_or_default();
     let mut cfg = flow.source.client_config();
     cfg.set("client.id", format!("{group}-{j}"));
-    let stats_ms = u64::try_from(env.stats_interval.as_millis()).unwrap_or(u64::MAX);
-    if stats_ms > 0 && flow.source.get("statistics.interval.ms").is_none() {
-        // Feeds the lag figure of the stats line.
-        cfg.set("statistics.interval.ms", stats_ms.min(10_000).to_string());
-    }
     // Static membership: every stream is a member of its own, so each
     // needs its own instance id; stable across restarts, so a restarted
     // mirror gets its partitions back without a rebalance.

@@ -228,6 +228,12 @@ impl OffsetTracker {
     }
 
     /// Remembers a successful commit so it is not repeated.
+    /// Each partition's last committed offset, where one is known.
+    pub fn committed_offsets(&self) -> FxHashMap<Tp, i64> {
+        let parts = self.parts.lock().unwrap();
+        parts.iter().filter_map(|(tp, st)| st.committed.map(|c| (tp.clone(), c))).collect()
+    }
+
     pub fn mark_committed(&self, done: &[(Tp, i64)]) {
         let mut parts = self.parts.lock().unwrap();
         for (tp, off) in done {

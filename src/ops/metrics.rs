@@ -90,7 +90,7 @@ pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// One consumer stream's view of its partitions' lag, from librdkafka's statistics.
+/// One consumer stream's view of its partitions' lag (`Stream::report_lag`).
 #[derive(Debug, Default, Clone)]
 pub struct StreamLag {
     pub source: usize,
@@ -121,7 +121,7 @@ pub struct Metrics {
     pub group_offsets_synced: Counter,
     /// Group offset syncs left out because the group had active consumers on the target.
     pub group_syncs_skipped_active: Counter,
-    /// Per stream: its partitions' lag, replaced at every statistics report.
+    /// Per stream: its partitions' lag, replaced at every report.
     pub lag: Mutex<HashMap<String, StreamLag>>,
     /// Per (source, topic); entries live as long as the process.
     pub topics: Mutex<HashMap<(usize, String), Arc<TopicMetrics>>>,
