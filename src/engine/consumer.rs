@@ -34,6 +34,7 @@ use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::commit::CommitQueue;
 use crate::kafka::{fetched, partition_list};
 use crate::ops::metrics::{Metrics, StreamLag, TopicMetrics};
+use crate::ops::repeats;
 use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
@@ -92,7 +93,10 @@ impl ClientContext for StreamContext {
                 self.shutdown.fail(exit::CONFIG, msg);
             }
             None if self.shutdown.code() == exit::CONFIG => debug!("[{}] librdkafka: {error}: {reason}", self.name),
-            None => error!("[{}] librdkafka: {error}: {reason}", self.name),
+            None => match repeats::check(&format!("{} {:?}", self.name, error.rdkafka_error_code())) {
+                Some(left_out) => error!("[{}] librdkafka: {error}: {reason}{}", self.name, repeats::note(left_out)),
+                None => debug!("[{}] librdkafka: {error}: {reason}", self.name),
+            },
         }
     }
 
@@ -479,7 +483,10 @@ impl Stream {
                     Some(Err(e)) => {
                         match crate::kafka::auth::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
                             Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
-                            None => warn!("[{}] consumer error: {e}", self.spec.name),
+                            None => match repeats::check(&format!("{} poll {:?}", self.spec.name, e.rdkafka_error_code())) {
+                                Some(left_out) => warn!("[{}] consumer error: {e}{}", self.spec.name, repeats::note(left_out)),
+                                None => debug!("[{}] consumer error: {e}", self.spec.name),
+                            },
                         }
                         break;
                     }

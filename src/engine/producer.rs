@@ -383,7 +383,10 @@ impl ClientContext for DeliveryContext {
             self.shutdown.fail(exit::FAILURE, msg);
             return;
         }
-        error!("target producer: {error}: {reason}");
+        match crate::ops::repeats::check(&format!("target producer {} {:?}", self.cluster, error.rdkafka_error_code())) {
+            Some(left_out) => error!("target producer: {error}: {reason}{}", crate::ops::repeats::note(left_out)),
+            None => log::debug!("target producer: {error}: {reason}"),
+        }
     }
 }
 

@@ -848,6 +848,16 @@ fn java_defaults(s: &mut ClientSettings) {
             // (2M x 100 B, interleaved runs). At 1 KiB the byte limit binds
             // first and nothing changes.
             s.default("queue.buffering.max.messages", "10000", "measured: 10,000 records in the send buffer keep pace; more only cost memory and CPU");
+            // librdkafka fails the records of a topic its metadata does not
+            // show after this long (30 s by default). A broker bringing up
+            // thousands of new partitions (the topic sync creating a new
+            // target's topics) showed the last ones after more than 30 s,
+            // and a 5,000-topic start stopped on UnknownTopicOrPartition.
+            s.default(
+                "topic.metadata.propagation.max.ms",
+                "300000",
+                "a broker bringing up thousands of new topics shows the last ones after minutes; records wait for them (librdkafka: 30000)",
+            );
         }
     }
     // librdkafka refuses max < min; Java quietly uses the larger.
