@@ -113,6 +113,7 @@ fn sample_java_producer() {
             ("reconnect.backoff.ms", "50"),
             ("retries", "2147483647"),
             ("socket.send.buffer.bytes", "131072"),
+            ("topic.metadata.propagation.max.ms", "300000"),
         ],
     );
     assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
@@ -198,6 +199,7 @@ fn sample_legacy_producer() {
             ("retries", "2147483647"),
             ("retry.backoff.ms", "100"),
             ("socket.send.buffer.bytes", "102400"),
+            ("topic.metadata.propagation.max.ms", "300000"),
             ("topic.metadata.refresh.interval.ms", "600000"),
         ],
     );
