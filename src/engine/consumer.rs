@@ -1022,7 +1022,11 @@ impl Stream {
         g.next_try = Some(Instant::now() + g.backoff);
         let n = g.unread.len() + g.committed.len();
         let name = &self.spec.name;
-        if !g.warned {
+        // Warned once the tries have backed off to the longest wait (about a
+        // minute of failures): a stream that has just been given thousands
+        // of partitions often gets no answer within its first tries while
+        // librdkafka is still starting their fetches, and then one.
+        if !g.warned && g.backoff >= GAP_RETRY_MAX {
             g.warned = true;
             warn!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
         } else {
