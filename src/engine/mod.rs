@@ -42,7 +42,7 @@ use crate::front::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, exit, Shutdown};
-use crate::plan::{Flow, Plan, Shape, Target};
+use crate::plan::{Flow, Ops, Plan, Shape, Target};
 
 /// Why the mirror could not start; always exit status 1.
 #[derive(Debug)]
@@ -109,7 +109,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     if let Some((bind, port)) = &plan.ops.metrics {
         crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|e| StartError(format!("--metrics.port {port} on {bind}: {e}; pick a free port")))?;
     }
-    let env = Env { shape: &plan.shape, stats_interval: plan.ops.stats_interval, metrics: &metrics, shutdown: &shutdown };
+    let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics: &metrics, shutdown: &shutdown };
     let mut pipelines = Vec::new();
     for (target, flows) in plan.by_target() {
         log_settings(&target.settings);
@@ -127,8 +127,9 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
 /// What every start-up phase reads.
 struct Env<'a> {
     shape: &'a Shape,
-    /// The stats line's period (zero: off); the streams' lag reports feed it.
-    stats_interval: Duration,
+    /// How often the streams report their lag, for the stats line and the
+    /// metrics endpoint (none when neither is on).
+    lag_interval: Option<Duration>,
     metrics: &'a Arc<Metrics>,
     shutdown: &'a Arc<Shutdown>,
 }
@@ -265,9 +266,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 topic_sync: topic_sync.clone(),
                 provenance: stamp.clone(),
                 syncs: syncs.clone(),
-                // Feeds the stats line and the endpoint's lag, as often as
-                // librdkafka's statistics did (at most every 10 s).
-                lag_interval: (!env.stats_interval.is_zero()).then(|| env.stats_interval.min(Duration::from_secs(10))),
+                lag_interval: env.lag_interval,
             };
             streams.push((spec, consumer));
         }
@@ -314,6 +313,18 @@ fn spawn_topic_job(name: String, sync: Arc<TopicSync>, interval: Duration, shutd
             }
         })
         .unwrap_or_else(|e| panic!("spawn thread {name}: {e}"))
+}
+
+/// How often the streams report their lag: as often as the stats line, at
+/// most every 10 s (as librdkafka's statistics did, which fed it before);
+/// every 10 s for the metrics endpoint alone; never when neither is on.
+fn lag_interval(ops: &Ops) -> Option<Duration> {
+    let most = Duration::from_secs(10);
+    match (ops.stats_interval.is_zero(), ops.metrics.is_some()) {
+        (false, _) => Some(ops.stats_interval.min(most)),
+        (true, true) => Some(most),
+        (true, false) => None,
+    }
 }
 
 /// Stream `j` of flow `si`: its thread name and its consumer's settings.
@@ -608,5 +619,19 @@ mod tests {
     fn bootstrap_lists_compare_as_sets() {
         assert_eq!(normalise_bootstrap("b:2, a:1"), normalise_bootstrap("PLAINTEXT://a:1,b:2"));
         assert_ne!(normalise_bootstrap("a:1"), normalise_bootstrap("a:2"));
+    }
+
+    #[test]
+    fn lag_is_reported_for_the_stats_line_or_the_endpoint() {
+        let ops = |stats_s: u64, metrics: bool| Ops {
+            drain_timeout: Duration::from_secs(60),
+            stats_interval: Duration::from_secs(stats_s),
+            metrics: metrics.then(|| ("127.0.0.1".to_string(), 9100)),
+            label_flows: false,
+        };
+        assert_eq!(lag_interval(&ops(5, false)), Some(Duration::from_secs(5)));
+        assert_eq!(lag_interval(&ops(30, false)), Some(Duration::from_secs(10)), "at most every 10 s");
+        assert_eq!(lag_interval(&ops(0, true)), Some(Duration::from_secs(10)), "the endpoint alone");
+        assert_eq!(lag_interval(&ops(0, false)), None);
     }
 }
