@@ -74,6 +74,10 @@ pub struct StreamContext {
     /// Partitions assigned since the stream's loop last looked, for its
     /// retention-gap check.
     pub newly_assigned: Mutex<Vec<Tp>>,
+    /// Partitions this stream paused and has not resumed since: librdkafka
+    /// keeps an application pause across unassign and assign, so these are
+    /// the ones a new assignment may bring back paused.
+    pub paused_in_librdkafka: Mutex<FxHashSet<Tp>>,
     /// A commit sent whose answer did not come back in time (see [`commit`]).
     pub unanswered_commit: Mutex<Option<CommitQueue>>,
     pub shutdown: Arc<Shutdown>,
@@ -158,9 +162,21 @@ impl ConsumerContext for StreamContext {
                 // earlier assignment (one lost without a revocation callback
                 // that could resume it). Resumed, so what it pauses is what
                 // the outbox pauses.
-                // The list librdkafka handed over, not one built by name (see apply).
-                if let Err(e) = consumer.resume(list) {
-                    debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, list.count());
+                // Only those this stream ever left paused: each resume costs
+                // librdkafka a barrier in the consumer queue, inserted in
+                // priority order, so resuming all of 10,000 newly assigned
+                // partitions held up their first fetch by seconds.
+                let paused: Vec<Tp> = self.paused_in_librdkafka.lock().unwrap().iter().cloned().collect();
+                if !paused.is_empty() {
+                    let set = TpSet::of(&paused);
+                    let again = partition_list::subset(list, |t, p| set.contains(t, p));
+                    if again.count() > 0 {
+                        if let Err(e) = consumer.resume(&again) {
+                            debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, again.count());
+                        }
+                        let resumed: FxHashSet<Tp> = tps_of(&again).into_iter().collect();
+                        self.paused_in_librdkafka.lock().unwrap().retain(|tp| !resumed.contains(tp));
+                    }
                 }
                 // Checked by the stream's loop (Stream::check_gaps): asking
                 // the source here, inside the poll, would hold the member
@@ -757,12 +773,20 @@ fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
         // nothing fetched for it.
         if let Some(assigned) = &assigned {
             let want = TpSet::of(&outcome.pause);
-            if let Err(e) = consumer.pause(&partition_list::subset(assigned, |t, p| want.contains(t, p))) {
+            let list = partition_list::subset(assigned, |t, p| want.contains(t, p));
+            if let Err(e) = consumer.pause(&list) {
                 debug!("[{name}] pausing {} partitions failed: {e}", outcome.pause.len());
             }
+            consumer.context().paused_in_librdkafka.lock().unwrap().extend(tps_of(&list));
         }
     }
     if !outcome.resume.is_empty() {
+        {
+            let mut paused = consumer.context().paused_in_librdkafka.lock().unwrap();
+            for tp in &outcome.resume {
+                paused.remove(tp);
+            }
+        }
         let mut want = TpSet::of(&outcome.resume);
         if let Some(assigned) = &assigned {
             let list = partition_list::subset(assigned, |t, p| want.remove(t, p));

@@ -241,6 +241,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
                 paused_ends: Default::default(),
                 newly_assigned: Default::default(),
+                paused_in_librdkafka: Default::default(),
                 unanswered_commit: Default::default(),
                 shutdown: env.shutdown.clone(),
                 metrics: env.metrics.clone(),
