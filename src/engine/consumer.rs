@@ -161,11 +161,10 @@ impl ConsumerContext for StreamContext {
                 // here; librdkafka may still hold an application pause from an
                 // earlier assignment (one lost without a revocation callback
                 // that could resume it). Resumed, so what it pauses is what
-                // the outbox pauses.
-                // Only those this stream ever left paused: each resume costs
-                // librdkafka a barrier in the consumer queue, inserted in
-                // priority order, so resuming all of 10,000 newly assigned
-                // partitions held up their first fetch by seconds.
+                // the outbox pauses; only those this stream left paused, since
+                // each resume costs librdkafka a barrier in the consumer queue,
+                // inserted in priority order: resuming all of 10,000 newly
+                // assigned partitions held up their first fetch.
                 let paused: Vec<Tp> = self.paused_in_librdkafka.lock().unwrap().iter().cloned().collect();
                 if !paused.is_empty() {
                     let set = TpSet::of(&paused);
@@ -253,18 +252,6 @@ fn commit_until(shutdown: &Shutdown) -> Instant {
     shutdown.deadline().min(now + COMMIT_TIMEOUT).max(now + LAST_COMMIT_WAIT)
 }
 
-/// Commits `offsets` (the tracker's watermarks), waiting for the answer
-/// until `until` at most. Only what the coordinator confirmed is marked
-/// committed. Returns false only when a commit was attempted and failed
-/// or was not answered in time.
-///
-/// At most one commit is in flight: a commit not answered in time stays
-/// alive in librdkafka, which may retry it and apply it later. Sent
-/// meanwhile, a newer commit could land first and then be overwritten by
-/// the older offsets, moving the group back while the tracker believes the
-/// newer ones committed (found by the mock suite: a group that never
-/// caught up). So the next commit first waits, within the same bound, for
-/// the unanswered one, and is not sent while it is still out.
 /// The list to commit `offsets` with: cut from the assignment where it
 /// can be (see [`apply`]: librdkafka handles the answer partition by
 /// partition, and by name each one meant a search of every topic), by name
@@ -297,6 +284,18 @@ fn commit_list(consumer: &SourceConsumer, name: &str, offsets: &[(Tp, i64)]) -> 
     list
 }
 
+/// Commits `offsets` (the tracker's watermarks), waiting for the answer
+/// until `until` at most. Only what the coordinator confirmed is marked
+/// committed. Returns false only when a commit was attempted and failed
+/// or was not answered in time.
+///
+/// At most one commit is in flight: a commit not answered in time stays
+/// alive in librdkafka, which may retry it and apply it later. Sent
+/// meanwhile, a newer commit could land first and then be overwritten by
+/// the older offsets, moving the group back while the tracker believes the
+/// newer ones committed (found by the mock suite: a group that never
+/// caught up). So the next commit first waits, within the same bound, for
+/// the unanswered one, and is not sent while it is still out.
 pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metrics, name: &str, offsets: Vec<(Tp, i64)>, until: Instant) -> bool {
     let mut unanswered = consumer.context().unanswered_commit.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(queue) = unanswered.as_ref() {
