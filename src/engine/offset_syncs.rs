@@ -277,11 +277,24 @@ impl SyncStore {
     /// made meanwhile; from then on translations are made.
     pub fn loaded(&self, read: impl IntoIterator<Item = (OffsetSync, i64)>) {
         let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut mine = std::mem::take(&mut s.early);
         for (sync, at) in read {
+            let tp: Tp = (Arc::from(sync.topic.as_str()), sync.partition);
+            // One of this run's own syncs, read back: the copy made here
+            // knows whether the records since the previous sync were
+            // contiguous, the copy read back does not. Kept first, the read
+            // one made a mirror that wrote all its syncs before the read
+            // ended translate one past each sync, for good.
+            if let Some(m) = mine.get_mut(&tp).and_then(|v| v.iter_mut().find(|m| m.up == sync.upstream_offset && m.down == sync.downstream_offset)) {
+                if m.at < 0 {
+                    m.at = at;
+                }
+                continue;
+            }
             let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false, at };
-            push(s.syncs.entry((Arc::from(sync.topic.as_str()), sync.partition)).or_default(), m);
+            push(s.syncs.entry(tp).or_default(), m);
         }
-        for (tp, early) in std::mem::take(&mut s.early) {
+        for (tp, early) in mine {
             let kept = s.syncs.entry(tp).or_default();
             for m in early {
                 push(kept, m);
@@ -538,6 +551,23 @@ mod tests {
         assert_eq!(f.store.translate("t", 0, 1005), Some(1006), "this run's own are exact");
         assert_eq!(f.store.kept("t", 0), 4, "0, 500, 1000 and 1009; 1000 once");
         assert_eq!(f.store.translate("u", 0, 5), None, "no sync, no translation");
+    }
+
+    /// A mirror quick enough to write all its syncs before the syncs topic
+    /// was read to its end finds them all in what it read: its own copies,
+    /// which know the records between were contiguous, are the ones kept.
+    #[test]
+    fn this_runs_syncs_read_back_while_loading_stay_exact() {
+        let f = FlowSyncs::new(100, None, true);
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..300).map(|u| (u, u)));
+        f.flush(false);
+        let read = |up, down| OffsetSync { topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down };
+        f.store.loaded([(read(0, 0), 7), (read(101, 101), 8), (read(202, 202), 9), (read(299, 299), 10)]);
+        for at in [50, 150, 250, 299] {
+            assert_eq!(f.store.translate("t", 0, at), Some(at), "a group at {at}");
+        }
+        assert_eq!(f.store.kept("t", 0), 4);
     }
 
     #[test]
