@@ -165,17 +165,16 @@ impl ConsumerContext for StreamContext {
                 // each resume costs librdkafka a barrier in the consumer queue,
                 // inserted in priority order: resuming all of 10,000 newly
                 // assigned partitions held up their first fetch.
-                let paused: Vec<Tp> = self.paused_in_librdkafka.lock().unwrap().iter().cloned().collect();
-                if !paused.is_empty() {
-                    let set = TpSet::of(&paused);
-                    let again = partition_list::subset(list, |t, p| set.contains(t, p));
-                    if again.count() > 0 {
-                        if let Err(e) = consumer.resume(&again) {
-                            debug!("[{}] resuming {} newly assigned partitions failed: {e}", self.name, again.count());
-                        }
-                        let resumed: FxHashSet<Tp> = tps_of(&again).into_iter().collect();
-                        self.paused_in_librdkafka.lock().unwrap().retain(|tp| !resumed.contains(tp));
+                let again: Vec<Tp> = {
+                    let paused = self.paused_in_librdkafka.lock().unwrap();
+                    if paused.is_empty() {
+                        Vec::new()
+                    } else {
+                        tps_of(list).into_iter().filter(|tp| paused.contains(tp)).collect()
                     }
+                };
+                if !again.is_empty() {
+                    apply(consumer, &self.name, Outcome { resume: again, ..Outcome::default() });
                 }
                 // Checked by the stream's loop (Stream::check_gaps): asking
                 // the source here, inside the poll, would hold the member
@@ -746,13 +745,18 @@ fn list_of(tps: &[Tp]) -> TopicPartitionList {
 /// ([`partition_list::subset`]), never built by name: by name, each pause
 /// and resume of a stream's 10,000 partitions over 5,000 topics cost a
 /// linear search of every topic per partition.
-fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
-    if outcome.pause.is_empty() && outcome.resume.is_empty() && outcome.holding.is_empty() {
-        if outcome.disconnected {
-            consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
-        }
-        return;
+fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
+    let disconnected = outcome.disconnected;
+    if !(outcome.pause.is_empty() && outcome.resume.is_empty() && outcome.holding.is_empty()) {
+        pause_and_resume(consumer, name, outcome);
     }
+    if disconnected {
+        consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+    }
+}
+
+/// [`apply`]'s pauses and resumes.
+fn pause_and_resume(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
     let assigned = consumer.assignment().ok();
     if let (false, Some(assigned)) = (outcome.holding.is_empty(), &assigned) {
         let ctx = consumer.context();
@@ -802,9 +806,6 @@ fn apply(consumer: &SourceConsumer, name: &str, mut outcome: Outcome) {
                 debug!("[{name}] resuming {} partitions failed: {e}", rest.len());
             }
         }
-    }
-    if outcome.disconnected {
-        consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
     }
 }
 
@@ -856,7 +857,7 @@ impl Stream {
         let Ok(assigned) = self.consumer.assignment() else { return };
         let ctx = self.consumer.context();
         let ours = ctx.tracker.committed_offsets();
-        let paused_ends = ctx.paused_ends.lock().unwrap().clone();
+        let paused_ends = ctx.paused_ends.lock().unwrap();
         let mut partitions = Vec::new();
         for e in assigned.elements() {
             let tp: Tp = (Arc::from(e.topic()), e.partition());
@@ -873,6 +874,7 @@ impl Stream {
             };
             partitions.push((e.topic().to_string(), e.partition(), lag));
         }
+        drop(paused_ends);
         ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
     }
 

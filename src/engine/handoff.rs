@@ -218,6 +218,16 @@ impl Paused {
         std::mem::take(&mut self.order)
     }
 
+    /// Takes out those `which` chooses, in order; the rest stay paused.
+    fn take_where(&mut self, which: impl Fn(&Tp) -> bool) -> Vec<Tp> {
+        let (taken, kept): (Vec<Tp>, Vec<Tp>) = std::mem::take(&mut self.order).into_iter().partition(|tp| which(tp));
+        for tp in &taken {
+            self.set.remove(tp);
+        }
+        self.order = kept;
+        taken
+    }
+
     fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
@@ -424,11 +434,7 @@ impl Outbox {
             if self.held[w].is_empty() {
                 outcome.resume.append(&mut self.paused[w].take());
             } else {
-                let (revoked, kept): (Vec<Tp>, Vec<Tp>) = self.paused[w].take().into_iter().partition(|tp| chosen(tp));
-                outcome.resume.extend(revoked);
-                for tp in &kept {
-                    self.paused[w].insert(tp);
-                }
+                outcome.resume.extend(self.paused[w].take_where(chosen));
             }
         }
         (first, outcome)
