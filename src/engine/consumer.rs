@@ -1,9 +1,11 @@
 //! Consumer streams: one thread, one librdkafka consumer in the source's
 //! group, feeding the producer workers' channels.
 //!
-//! Each stream lists the source's topics every `--topic.refresh.interval.ms`,
-//! applies the MM1 filter itself and subscribes to the exact list, so new
-//! topics are picked up without a restart. Records of one source partition
+//! Beside each stream, its control thread (`control`) lists the source's
+//! topics every `--topic.refresh.interval.ms`, applies the MM1 filter and
+//! subscribes to the exact list, so new topics are picked up without a
+//! restart; it also checks new partitions for retention gaps and reports
+//! lag, so the stream's own loop never waits on those requests. Records of one source partition
 //! always go to the same worker, so per-partition (and per-key) order holds.
 //! Records reach the workers in batches (see `handoff`): when a worker's
 //! channel is full the stream holds the batch, pauses its partitions and
@@ -12,6 +14,7 @@
 //! (bounded) for the revoked partitions' records to be acknowledged,
 //! commits them, then lets go.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -19,11 +22,11 @@ use std::time::{Duration, Instant};
 use log::{debug, error, info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::{BorrowedMessage, Message};
-use rdkafka::producer::Producer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::batch::{PartitionRoute, RecordMeta};
+use crate::engine::control;
 use crate::engine::handoff::{Outbox, Outcome};
 use crate::engine::offset_syncs::FlowSyncs;
 use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
@@ -33,28 +36,30 @@ use crate::engine::topics::TopicSync;
 use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::commit::CommitQueue;
 use crate::kafka::{fetched, partition_list};
-use crate::ops::metrics::{Metrics, StreamLag, TopicMetrics};
+use crate::ops::metrics::{Metrics, TopicMetrics};
 use crate::ops::repeats;
 use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 
+/// Names listed in an info line about a subscription or an assignment;
+/// thousands on every change would drown the log (all are at debug level).
+pub(crate) const LISTED: usize = 50;
+
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
 
-/// How often a stream asks the source for the end offsets of partitions it
-/// has paused: librdkafka learns a partition's end only from its fetches,
-/// so while the target is away the lag figure would freeze at what it was
-/// when the partitions were paused, just when it matters most.
-/// The first ask comes once partitions have been paused that long: a
-/// short pause leaves the lag figure as it was.
-const PAUSED_ENDS_EVERY: Duration = Duration::from_secs(2);
 
-/// The most paused partitions one such ask names; more are asked in turn,
-/// a share per [`PAUSED_ENDS_EVERY`]. librdkafka matches each answer to
-/// its request by a linear search, so one request for 10,000 partitions
-/// cost some 50 million string compares on the stream's thread.
-const PAUSED_ENDS_PER_ASK: usize = 1000;
+/// Partitions assigned and not yet through the retention-gap check.
+#[derive(Default)]
+pub struct GapPending {
+    /// Assigned since the control thread last looked.
+    pub newly: Vec<Tp>,
+    /// Whose group's committed offset is still to be read: nothing of
+    /// theirs is committed before, or the read would find our own commit
+    /// and a gap would go unseen.
+    pub unread: FxHashSet<Tp>,
+}
 
 /// What the rebalance callbacks need; lives inside the consumer.
 pub struct StreamContext {
@@ -68,12 +73,17 @@ pub struct StreamContext {
     /// The channels to the workers, with what is not sent yet; here because
     /// revocation (a callback) takes back records of revoked partitions.
     pub outbox: Mutex<Outbox>,
-    /// End offsets of paused partitions, asked of the source (see
-    /// [`PAUSED_ENDS_EVERY`]), by topic and partition.
+    /// End offsets of paused partitions, asked of the source by the
+    /// stream's control thread (see [`control`]), by topic and partition.
     pub paused_ends: Mutex<FxHashMap<(String, i32), i64>>,
-    /// Partitions assigned since the stream's loop last looked, for its
-    /// retention-gap check.
-    pub newly_assigned: Mutex<Vec<Tp>>,
+    /// Newly assigned partitions on their way to the retention-gap check.
+    pub gap_pending: Mutex<GapPending>,
+    /// Whether the stream has partitions paused now (for the control
+    /// thread's asks of their ends).
+    pub any_paused: AtomicBool,
+    /// Set when the stream begins to stop: the control thread subscribes no
+    /// more (checked and set under this lock).
+    pub control_stopped: Mutex<bool>,
     /// Partitions this stream paused and has not resumed since: librdkafka
     /// keeps an application pause across unassign and assign, so these are
     /// the ones a new assignment may bring back paused.
@@ -156,7 +166,13 @@ impl ConsumerContext for StreamContext {
             Rebalance::Assign(list) => {
                 let mut names: Vec<String> = list.elements().iter().map(|e| format!("{}-{}", e.topic(), e.partition())).collect();
                 names.sort();
-                info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
+                // As the subscription's line: the first LISTED, all at debug.
+                if names.len() <= LISTED {
+                    info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
+                } else {
+                    info!("[{}] assigned {} partitions: {}, and {} more (all of them at debug level)", self.name, names.len(), names[..LISTED].join(", "), names.len() - LISTED);
+                    debug!("[{}] assigned: {}", self.name, names.join(", "));
+                }
                 // New to this stream, so nothing of theirs is held or paused
                 // here; librdkafka may still hold an application pause from an
                 // earlier assignment (one lost without a revocation callback
@@ -179,7 +195,11 @@ impl ConsumerContext for StreamContext {
                 // Checked by the stream's loop (Stream::check_gaps): asking
                 // the source here, inside the poll, would hold the member
                 // past max.poll.interval.ms whenever brokers are slow to answer.
-                self.newly_assigned.lock().unwrap().extend(tps_of(list));
+                let mut pending = self.gap_pending.lock().unwrap();
+                for tp in tps_of(list) {
+                    pending.unread.insert(tp.clone());
+                    pending.newly.push(tp);
+                }
             }
             Rebalance::Error(e) => warn!("[{}] rebalance error: {e}", self.name),
             Rebalance::Revoke(_) => {}
@@ -187,46 +207,7 @@ impl ConsumerContext for StreamContext {
     }
 }
 
-impl StreamContext {
-    /// MM1 and MM2 skip silently when retention deleted records the group
-    /// had not mirrored yet. We say so, with the count, on every assignment.
-    fn report_gap(&self, (topic, partition): &Tp, committed: i64, low: i64) {
-        if committed < low {
-            let lost = (low - committed) as u64;
-            Metrics::add(&self.metrics.gap_offsets, lost);
-            error!(
-                "[{}] GAP in {topic}-{partition}: the group's committed offset {committed} is no longer on the source (its log starts at {low}); \
-                 {lost} offsets were deleted by retention before they were mirrored. Mirroring resumes at {low}. \
-                 Raise retention on the source or keep the mirror running to avoid this.",
-                self.name
-            );
-        }
-    }
-}
 
-/// How long each of a gap check's two requests may take: one for the
-/// group's committed offsets, one for the log starts, each for every
-/// partition still to check at once.
-const GAP_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
-/// After a gap check could not finish, the wait before the next try;
-/// doubled after each failure up to [`GAP_RETRY_MAX`], so a broker that
-/// does not answer costs the loop a few percent of its time, not half.
-const GAP_RETRY_MIN: Duration = Duration::from_secs(2);
-const GAP_RETRY_MAX: Duration = Duration::from_secs(30);
-
-/// Newly assigned partitions on their way through the retention-gap check.
-#[derive(Default)]
-struct GapCheck {
-    /// Their group's committed offset is still to be read.
-    unread: Vec<Tp>,
-    /// The committed offset as read after the assignment, before the
-    /// stream committed anything of theirs; their log start is still to come.
-    committed: Vec<(Tp, i64)>,
-    next_try: Option<Instant>,
-    backoff: Duration,
-    /// Warned about the current run of failures already.
-    warned: bool,
-}
 
 pub type SourceConsumer = BaseConsumer<StreamContext>;
 
@@ -425,47 +406,22 @@ impl TopicRoute {
 }
 
 struct Stream {
-    spec: StreamSpec,
-    consumer: SourceConsumer,
-    subscribed: Vec<String>,
-    /// Partition-preserving: each topic's source partition count when the
-    /// target was last found to have them all.
-    checked_partitions: FxHashMap<String, usize>,
+    spec: Arc<StreamSpec>,
+    consumer: Arc<SourceConsumer>,
     routes: FxHashMap<Box<[u8]>, TopicRoute>,
     last_commit: Instant,
-    last_paused_ends: Option<Instant>,
-    /// Where the next ask for paused partitions' ends starts in the list of them.
-    paused_ends_from: usize,
-    last_lag: Option<Instant>,
-    /// The group's committed offsets as read after each assignment (by the
-    /// gap check), for the lag until the stream commits its own.
-    group_committed: FxHashMap<Tp, i64>,
-    last_refresh: Option<Instant>,
-    /// The topic sync's generation at the last refresh: when it moves,
-    /// topics it held back are settled and are subscribed at once.
-    topics_settled: u64,
-    gaps: GapCheck,
+    /// The stream's control thread, and what tells it to stop (dropped).
+    control: Option<(thread::JoinHandle<()>, crossbeam_channel::Sender<()>)>,
 }
 
 pub fn spawn(spec: StreamSpec, consumer: SourceConsumer) -> thread::JoinHandle<()> {
     thread::Builder::new()
         .name(spec.name.clone())
         .spawn(move || {
-            let mut s = Stream {
-                spec,
-                consumer,
-                subscribed: Vec::new(),
-                checked_partitions: FxHashMap::default(),
-                routes: FxHashMap::default(),
-                last_commit: Instant::now(),
-                last_paused_ends: None,
-                paused_ends_from: 0,
-                last_lag: None,
-                group_committed: FxHashMap::default(),
-                last_refresh: None,
-                topics_settled: 0,
-                gaps: GapCheck::default(),
-            };
+            let (spec, consumer) = (Arc::new(spec), Arc::new(consumer));
+            let (stop, stopped) = crossbeam_channel::bounded(0);
+            let control = control::spawn(spec.clone(), consumer.clone(), stopped);
+            let mut s = Stream { spec, consumer, routes: FxHashMap::default(), last_commit: Instant::now(), control: Some((control, stop)) };
             info!("[{0}] Starting mirror maker thread {0}", s.spec.name);
             s.run();
             s.finish();
@@ -480,12 +436,8 @@ impl Stream {
 
     fn run(&mut self) {
         while !self.ctx().shutdown.stopping() {
-            let settled = self.spec.topic_sync.as_ref().is_some_and(|s| s.generation() != self.topics_settled);
-            if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
-                self.refresh_subscription();
-            }
             let (held, paused) = self.retry_held();
-            self.refresh_paused_ends(paused);
+            self.ctx().any_paused.store(paused, Ordering::Relaxed);
             let timeout = if held { Duration::from_millis(5) } else { Duration::from_millis(100) };
             // Once records flow, take what librdkafka already holds without
             // waiting, up to a batch, before looking at the clocks again:
@@ -510,16 +462,16 @@ impl Stream {
             }
             let outcome = self.consumer.context().outbox.lock().unwrap().ship_all();
             apply(&self.consumer, &self.spec.name, outcome);
-            // Before the commit: a partition assigned during this turn's
-            // polls has its committed offset read before it can move.
-            self.check_gaps();
-            self.report_lag();
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
                 let mut offsets = ctx.tracker.committable();
                 // The group's offset for these is still to be compared with
-                // the log start; committing first would hide a gap.
-                offsets.retain(|(tp, _)| !self.gaps.unread.contains(tp));
+                // the log start (by the control thread); committing first
+                // would hide a gap.
+                {
+                    let pending = ctx.gap_pending.lock().unwrap();
+                    offsets.retain(|(tp, _)| !pending.unread.contains(tp));
+                }
                 commit(&self.consumer, &ctx.tracker, &ctx.metrics, &self.spec.name, offsets, commit_until(&ctx.shutdown));
                 self.last_commit = Instant::now();
             }
@@ -527,9 +479,16 @@ impl Stream {
     }
 
     /// Stop: drop what was never handed over, wait for acks, commit, leave.
-    fn finish(self) {
+    fn finish(mut self) {
         let name = self.spec.name.clone();
         info!("[{name}] Shutting down consumer thread.");
+        // No subscription changes from here on; the control thread ends at
+        // its next turn (joined before the consumer is dropped).
+        *self.ctx().control_stopped.lock().unwrap() = true;
+        let control = self.control.take().map(|(handle, stop)| {
+            drop(stop);
+            handle
+        });
         {
             // Dropping our senders lets the workers finish once every stream is done.
             let ctx = self.consumer.context();
@@ -572,83 +531,12 @@ impl Stream {
         info!("[{name}] Shutting down consumer connectors.");
         // Released while the consumer it belongs to still exists.
         ctx.unanswered_commit.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(handle) = control {
+            let _ = handle.join();
+        }
         self.consumer.unsubscribe();
         drop(self.consumer);
         info!("[{name}] Mirror maker thread stopped");
-    }
-
-    fn refresh_subscription(&mut self) {
-        self.last_refresh = Some(Instant::now());
-        // Read before reconcile: topics settled from here on move it again.
-        self.topics_settled = self.spec.topic_sync.as_ref().map_or(0, |s| s.generation());
-        let md = match self.consumer.fetch_metadata(None, Duration::from_secs(10)) {
-            Ok(md) => md,
-            Err(e) => {
-                warn!("[{}] cannot list the source's topics: {e}; trying again in {:?}", self.spec.name, self.spec.refresh_interval);
-                return;
-            }
-        };
-        let mut topics: Vec<(String, usize)> = md
-            .topics()
-            .iter()
-            .filter(|t| t.error().is_none() && self.spec.filter.matches(t.name()))
-            .map(|t| (t.name().to_string(), t.partitions().len()))
-            .collect();
-        topics.sort();
-        // Before subscribing, so a new topic exists on the target before any
-        // of its records is produced (and the broker never auto-creates it).
-        if let Some(sync) = &self.spec.topic_sync {
-            let deferred = sync.reconcile(&topics);
-            if !deferred.is_empty() {
-                topics.retain(|(n, _)| !deferred.contains(n));
-                if topics.is_empty() {
-                    return;
-                }
-            }
-        }
-        // Partition-preserving needs every source partition on the target:
-        // checked for a new topic, and again whenever a source topic grows
-        // (after topic sync had its chance to grow the target).
-        if let Some(meta) = &self.spec.target_meta {
-            let unchecked: Vec<(String, usize)> =
-                topics.iter().filter(|(topic, partitions)| self.checked_partitions.get(topic).is_none_or(|n| n < partitions)).cloned().collect();
-            if let Err(msg) = check_target_partitions(meta, &self.spec.handler, &unchecked) {
-                self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
-                error!("{msg}");
-                return;
-            }
-            self.checked_partitions.extend(unchecked);
-        }
-        let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
-        if names == self.subscribed {
-            return;
-        }
-        if names.is_empty() {
-            info!("[{}] no source topic matches ({}); looking again every {:?}", self.spec.name, self.spec.filter.description(), self.spec.refresh_interval);
-            self.consumer.unsubscribe();
-        } else {
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            if let Err(e) = self.consumer.subscribe(&refs) {
-                warn!("[{}] subscribe failed: {e}", self.spec.name);
-                return;
-            }
-            // Thousands of names on every change would drown the log: the
-            // full list is for debug.
-            const LISTED: usize = 50;
-            if names.len() <= LISTED {
-                info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
-            } else {
-                info!(
-                    "[{}] subscribed to {} topics: {}, and {} more (all of them at debug level)",
-                    self.spec.name,
-                    names.len(),
-                    names[..LISTED].join(", "),
-                    names.len() - LISTED
-                );
-                debug!("[{}] subscribed to: {}", self.spec.name, names.join(", "));
-            }
-        }
-        self.subscribed = names;
     }
 }
 
@@ -811,10 +699,10 @@ fn pause_and_resume(consumer: &SourceConsumer, name: &str, mut outcome: Outcome)
 
 /// Partitions to look up by a topic name borrowed from anywhere (such as a
 /// librdkafka list), in constant time.
-struct TpSet<'a>(FxHashMap<&'a str, FxHashSet<i32>>);
+pub(crate) struct TpSet<'a>(FxHashMap<&'a str, FxHashSet<i32>>);
 
 impl<'a> TpSet<'a> {
-    fn of(tps: &'a [Tp]) -> TpSet<'a> {
+    pub(crate) fn of(tps: &'a [Tp]) -> TpSet<'a> {
         let mut set: FxHashMap<&'a str, FxHashSet<i32>> = FxHashMap::default();
         for (t, p) in tps {
             set.entry(&**t).or_default().insert(*p);
@@ -822,7 +710,7 @@ impl<'a> TpSet<'a> {
         TpSet(set)
     }
 
-    fn contains(&self, topic: &str, partition: i32) -> bool {
+    pub(crate) fn contains(&self, topic: &str, partition: i32) -> bool {
         self.0.get(topic).is_some_and(|ps| ps.contains(&partition))
     }
 
@@ -837,94 +725,6 @@ impl<'a> TpSet<'a> {
 }
 
 impl Stream {
-    /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
-    /// its end (as librdkafka last learned it from a fetch, or as asked of
-    /// the source while paused) minus its committed offset (the stream's
-    /// own commit, else the group's as read at assignment); with no
-    /// committed offset under `auto.offset.reset=earliest`, from the log start.
-    ///
-    /// Computed here rather than taken from librdkafka's statistics: with
-    /// statistics on, librdkafka keeps a timer per partition of every
-    /// subscribed topic, each re-inserted into a sorted list on every
-    /// firing, which at 10,000 partitions kept a core a third busy with a
-    /// mirror that had nothing to do.
-    fn report_lag(&mut self) {
-        let Some(every) = self.spec.lag_interval else { return };
-        if self.last_lag.is_some_and(|t| t.elapsed() < every) {
-            return;
-        }
-        self.last_lag = Some(Instant::now());
-        let Ok(assigned) = self.consumer.assignment() else { return };
-        let ctx = self.consumer.context();
-        let ours = ctx.tracker.committed_offsets();
-        let paused_ends = ctx.paused_ends.lock().unwrap();
-        let mut partitions = Vec::new();
-        for e in assigned.elements() {
-            let tp: Tp = (Arc::from(e.topic()), e.partition());
-            let Some((lo, hi)) = crate::kafka::client::cached_watermarks(self.consumer.client(), e.topic(), e.partition()) else { continue };
-            // A paused partition's end, as last asked of the source, where
-            // it is newer than what librdkafka last fetched.
-            let hi = paused_ends.get(&(e.topic().to_string(), e.partition())).copied().filter(|end| *end > hi).unwrap_or(hi);
-            let committed = ours.get(&tp).or_else(|| self.group_committed.get(&tp)).copied();
-            let lag = match committed {
-                Some(c) if hi >= 0 && hi >= c => hi - c,
-                Some(_) => continue,
-                None if ctx.lag_from_log_start && lo >= 0 && hi >= lo => hi - lo,
-                None => continue,
-            };
-            partitions.push((e.topic().to_string(), e.partition(), lag));
-        }
-        drop(paused_ends);
-        ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
-    }
-
-    /// Asks the source for the ends of the partitions paused now, every
-    /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
-    fn refresh_paused_ends(&mut self, paused: bool) {
-        let ctx = self.consumer.context();
-        if !paused {
-            if self.last_paused_ends.take().is_some() {
-                ctx.paused_ends.lock().unwrap().clear();
-            }
-            return;
-        }
-        let Some(last) = self.last_paused_ends else {
-            self.last_paused_ends = Some(Instant::now());
-            self.paused_ends_from = 0;
-            return;
-        };
-        if last.elapsed() < PAUSED_ENDS_EVERY {
-            return;
-        }
-        self.last_paused_ends = Some(Instant::now());
-        let paused = ctx.outbox.lock().unwrap().paused();
-        if self.paused_ends_from >= paused.len() {
-            self.paused_ends_from = 0;
-        }
-        let from = self.paused_ends_from;
-        let ask = &paused[from..paused.len().min(from + PAUSED_ENDS_PER_ASK)];
-        self.paused_ends_from = from + ask.len();
-        let mut list = TopicPartitionList::with_capacity(ask.len());
-        for tp in ask {
-            // The offset field carries the timestamp asked for: latest.
-            let _ = list.add_partition_offset(&tp.0, tp.1, Offset::End);
-        }
-        match self.consumer.offsets_for_times(list, Duration::from_secs(2)) {
-            Ok(ends) => {
-                let mut map = ctx.paused_ends.lock().unwrap();
-                if ask.len() == paused.len() {
-                    map.clear();
-                }
-                for e in ends.elements() {
-                    if let (Offset::Offset(end), None) = (e.offset(), e.error().err()) {
-                        map.insert((e.topic().to_string(), e.partition()), end);
-                    }
-                }
-            }
-            Err(e) => debug!("[{}] cannot read the ends of paused partitions: {e}", self.spec.name),
-        }
-    }
-
     /// Sends held batches where there is room; resumes the partitions of
     /// workers with nothing held any more (once their channel is half
     /// empty). Returns whether anything is still held, and whether any
@@ -944,168 +744,7 @@ impl Stream {
     }
 }
 
-impl Stream {
-    /// Compares the newly assigned partitions' committed offsets with
-    /// their log starts (see [`StreamContext::report_gap`]): two batched
-    /// requests of at most [`GAP_REQUEST_TIMEOUT`] each. What does not get
-    /// an answer is asked again on a later turn, after a growing pause.
-    fn check_gaps(&mut self) {
-        let ctx = self.consumer.context();
-        {
-            let mut new = ctx.newly_assigned.lock().unwrap();
-            if !new.is_empty() {
-                for tp in new.drain(..) {
-                    self.group_committed.remove(&tp);
-                    // Assigned again: what was read before may be our own commit since.
-                    self.gaps.committed.retain(|(t, _)| *t != tp);
-                    if !self.gaps.unread.contains(&tp) {
-                        self.gaps.unread.push(tp);
-                    }
-                }
-                self.gaps.next_try = None;
-            }
-        }
-        if self.gaps.unread.is_empty() && self.gaps.committed.is_empty() {
-            return;
-        }
-        if self.gaps.next_try.is_some_and(|t| Instant::now() < t) {
-            return;
-        }
-        // Revoked meanwhile: the next owner checks them.
-        let Ok(assignment) = self.consumer.assignment() else { return };
-        let elements = assignment.elements();
-        let owned: std::collections::HashSet<(&str, i32)> = elements.iter().map(|e| (e.topic(), e.partition())).collect();
-        self.gaps.unread.retain(|(t, p)| owned.contains(&(&**t, *p)));
-        self.gaps.committed.retain(|((t, p), _)| owned.contains(&(&**t, *p)));
-        drop(owned);
 
-        if !self.gaps.unread.is_empty() {
-            // Cut from the assignment, not built by name (see apply).
-            let unread = TpSet::of(&self.gaps.unread);
-            let ask = partition_list::subset(&assignment, |t, p| unread.contains(t, p));
-            drop(unread);
-            match self.consumer.committed_offsets(ask, GAP_REQUEST_TIMEOUT) {
-                Ok(list) => {
-                    for e in list.elements() {
-                        // No commit yet (or an error for this one): nothing to compare.
-                        if let (Offset::Offset(c), Ok(())) = (e.offset(), e.error()) {
-                            let tp: Tp = (Arc::from(e.topic()), e.partition());
-                            self.group_committed.insert(tp.clone(), c);
-                            self.gaps.committed.push((tp, c));
-                        }
-                    }
-                    self.gaps.unread.clear();
-                }
-                Err(e) => return self.gap_check_failed("the group's committed offsets", &e),
-            }
-        }
-
-        // librdkafka learns a partition's log start from every fetch
-        // response, so partitions already being read need no request.
-        let mut ask = TopicPartitionList::new();
-        self.gaps.committed.retain(|(tp, c)| match cached_log_start(&self.consumer, tp) {
-            Some(low) => {
-                ctx.report_gap(tp, *c, low);
-                false
-            }
-            _ => {
-                // The offset field carries the timestamp asked for: earliest.
-                let _ = ask.add_partition_offset(&tp.0, tp.1, Offset::Beginning);
-                true
-            }
-        });
-        if ask.count() > 0 {
-            match self.consumer.offsets_for_times(ask, GAP_REQUEST_TIMEOUT) {
-                Ok(starts) => {
-                    let mut lows: FxHashMap<Tp, i64> = FxHashMap::default();
-                    for e in starts.elements() {
-                        if let (Offset::Offset(low), Ok(())) = (e.offset(), e.error()) {
-                            lows.insert((Arc::from(e.topic()), e.partition()), low);
-                        }
-                    }
-                    self.gaps.committed.retain(|(tp, c)| match lows.get(tp) {
-                        Some(&low) => {
-                            ctx.report_gap(tp, *c, low);
-                            false
-                        }
-                        None => true,
-                    });
-                }
-                Err(e) => return self.gap_check_failed("the log start offsets", &e),
-            }
-        }
-        if self.gaps.committed.is_empty() {
-            self.gaps = GapCheck::default();
-        } else {
-            self.gap_check_failed("the log start offsets", &"no answer for some partitions");
-        }
-    }
-
-    fn gap_check_failed(&mut self, what: &str, e: &dyn std::fmt::Display) {
-        let g = &mut self.gaps;
-        g.backoff = (g.backoff * 2).clamp(GAP_RETRY_MIN, GAP_RETRY_MAX);
-        g.next_try = Some(Instant::now() + g.backoff);
-        let n = g.unread.len() + g.committed.len();
-        let name = &self.spec.name;
-        // Warned once the tries have backed off to the longest wait (about a
-        // minute of failures): a stream that has just been given thousands
-        // of partitions often gets no answer within its first tries while
-        // librdkafka is still starting their fetches, and then one.
-        if !g.warned && g.backoff >= GAP_RETRY_MAX {
-            g.warned = true;
-            warn!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
-        } else {
-            debug!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
-        }
-    }
-}
-
-/// The partition's log start as librdkafka last learned it; None when it
-/// knows none yet.
-fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Option<i64> {
-    crate::kafka::client::cached_log_start(consumer.client(), topic, *partition)
-}
-
-/// Partition-preserving mode needs every source partition on the target.
-/// One metadata request per look for all of `topics` (source name, source
-/// partitions), never one per topic: a start over thousands of topics
-/// checks them all in one round trip.
-fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
-    if topics.is_empty() {
-        return Ok(());
-    }
-    // A topic just created or grown (by the topic sync, a moment ago) can
-    // take a while to show in the metadata of the broker asked: look again
-    // until every one shows, for a bounded time, before calling one missing.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let only = match topics {
-        [(topic, _)] => Some(handler.target_topic(topic)),
-        _ => None,
-    };
-    loop {
-        let md = meta.client().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
-            Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
-            None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
-        })?;
-        let on_target: FxHashMap<&str, usize> = md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name(), t.partitions().len())).collect();
-        let short = topics
-            .iter()
-            .map(|(topic, n)| (topic, *n, handler.target_topic(topic)))
-            .find(|(_, n, target)| on_target.get(target.as_ref()).is_none_or(|have| have < n));
-        let Some((topic, source_partitions, target)) = short else { return Ok(()) };
-        if Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(250));
-            continue;
-        }
-        return Err(match on_target.get(target.as_ref()) {
-            Some(n) => format!(
-                "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
-                 add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
-            ),
-            None => format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"),
-        });
-    }
-}
 
 #[cfg(test)]
 mod tests {

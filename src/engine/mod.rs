@@ -11,6 +11,7 @@ pub mod batch;
 pub mod checkpoints;
 pub mod connect_offsets;
 pub mod consumer;
+pub mod control;
 pub mod formats;
 pub mod handoff;
 pub mod heartbeats;
@@ -240,7 +241,9 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 tracker: OffsetTracker::new(),
                 outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
                 paused_ends: Default::default(),
-                newly_assigned: Default::default(),
+                gap_pending: Default::default(),
+                any_paused: Default::default(),
+                control_stopped: Default::default(),
                 paused_in_librdkafka: Default::default(),
                 unanswered_commit: Default::default(),
                 shutdown: env.shutdown.clone(),

@@ -376,6 +376,13 @@ pub struct TopicSync {
 }
 
 impl TopicSync {
+    /// Every source topic with its partition count (topics the broker
+    /// answers with an error left out), by this sync's own source client.
+    pub fn source_topics(&self) -> Result<Vec<(String, usize)>, String> {
+        let md = self.source.inner().fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string())?;
+        Ok(md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect())
+    }
+
     pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
         TopicSync {
             source,

@@ -1,0 +1,508 @@
+//! The periodic work beside each consumer stream, on a thread of its own:
+//! listing the source's topics and subscribing to those the filter takes,
+//! checking newly assigned partitions for retention gaps, reporting lag,
+//! and asking the ends of paused partitions.
+//!
+//! Each of these waits on a broker (a metadata request, an OffsetFetch, a
+//! ListOffsets) and, at thousands of partitions, on librdkafka's main
+//! thread; on the stream's own thread they kept it from polling for
+//! seconds at a time, just after an assignment when the first records
+//! were waiting. The stream's thread now only polls, hands records over,
+//! pauses, resumes and commits.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use log::{debug, error, info, warn};
+use rdkafka::consumer::Consumer;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+
+use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec, TpSet, LISTED};
+use crate::engine::offsets::Tp;
+use crate::engine::producer::MetaProducer;
+use rdkafka::producer::Producer;
+use crate::fxhash::{FxHashMap, FxHashSet};
+use crate::kafka::partition_list;
+use crate::ops::metrics::{Metrics, StreamLag};
+use crate::ops::shutdown::exit;
+use crate::plan::handler::Handler;
+
+/// How long the control thread rests between turns, unless told to stop.
+const TURN: Duration = Duration::from_millis(100);
+
+/// How often a stream asks the source for the end offsets of partitions it
+/// has paused: librdkafka learns a partition's end only from its fetches,
+/// so while the target is away the lag figure would freeze at what it was
+/// when the partitions were paused, just when it matters most.
+/// The first ask comes once partitions have been paused that long: a
+/// short pause leaves the lag figure as it was.
+const PAUSED_ENDS_EVERY: Duration = Duration::from_secs(2);
+
+/// The most paused partitions one such ask names; more are asked in turn,
+/// a share per [`PAUSED_ENDS_EVERY`]. librdkafka matches each answer to
+/// its request by a linear search, so one request for 10,000 partitions
+/// cost some 50 million string compares on the asking thread.
+const PAUSED_ENDS_PER_ASK: usize = 1000;
+
+/// How long each of a gap check's two requests may take: one for the
+/// group's committed offsets, one for the log starts, each for every
+/// partition still to check at once.
+const GAP_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// After a gap check could not finish, the wait before the next try;
+/// doubled after each failure up to [`GAP_RETRY_MAX`], so a broker that
+/// does not answer is not kept busy with asks it cannot serve.
+const GAP_RETRY_MIN: Duration = Duration::from_secs(2);
+const GAP_RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Newly assigned partitions on their way through the retention-gap check.
+#[derive(Default)]
+struct GapCheck {
+    /// Their group's committed offset is still to be read.
+    unread: Vec<Tp>,
+    /// The committed offset as read after the assignment, before the
+    /// stream committed anything of theirs; their log start is still to come.
+    committed: Vec<(Tp, i64)>,
+    next_try: Option<Instant>,
+    backoff: Duration,
+    /// Warned about the current run of failures already.
+    warned: bool,
+}
+
+/// The stream's control state; see the module docs.
+struct Control {
+    spec: Arc<StreamSpec>,
+    consumer: Arc<SourceConsumer>,
+    subscribed: Vec<String>,
+    /// Partition-preserving: each topic's source partition count when the
+    /// target was last found to have them all.
+    checked_partitions: FxHashMap<String, usize>,
+    last_paused_ends: Option<Instant>,
+    /// Where the next ask for paused partitions' ends starts in the list of them.
+    paused_ends_from: usize,
+    last_lag: Option<Instant>,
+    /// The group's committed offsets as read after each assignment (by the
+    /// gap check), for the lag until the stream commits its own.
+    group_committed: FxHashMap<Tp, i64>,
+    last_refresh: Option<Instant>,
+    /// The topic sync's generation at the last refresh: when it moves,
+    /// topics it held back are settled and are subscribed at once.
+    topics_settled: u64,
+    gaps: GapCheck,
+}
+
+/// Starts the stream's control thread; it ends when the mirror stops or
+/// `stop`'s sender is dropped.
+pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receiver<()>) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .name(format!("{}-control", spec.name))
+        .spawn(move || {
+            let mut c = Control {
+                spec,
+                consumer,
+                subscribed: Vec::new(),
+                checked_partitions: FxHashMap::default(),
+                last_paused_ends: None,
+                paused_ends_from: 0,
+                last_lag: None,
+                group_committed: FxHashMap::default(),
+                last_refresh: None,
+                topics_settled: 0,
+                gaps: GapCheck::default(),
+            };
+            c.run(&stop);
+        })
+        .expect("spawn consumer stream control")
+}
+
+impl Control {
+    fn ctx(&self) -> &StreamContext {
+        self.consumer.context()
+    }
+
+    fn run(&mut self, stop: &Receiver<()>) {
+        while !self.ctx().shutdown.stopping() {
+            let settled = self.spec.topic_sync.as_ref().is_some_and(|s| s.generation() != self.topics_settled);
+            if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
+                self.refresh_subscription();
+            }
+            self.refresh_paused_ends(self.ctx().any_paused.load(std::sync::atomic::Ordering::Relaxed));
+            self.check_gaps();
+            self.report_lag();
+            match stop.recv_timeout(TURN) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn refresh_subscription(&mut self) {
+        self.last_refresh = Some(Instant::now());
+        // Read before reconcile: topics settled from here on move it again.
+        self.topics_settled = self.spec.topic_sync.as_ref().map_or(0, |s| s.generation());
+        // Listed by the topic sync's own source client where there is one:
+        // librdkafka matches each topic of a metadata answer against every
+        // topic its client knows, one by one, so on the consumer (which
+        // knows all it is subscribed to) a list of 5,000 topics cost 12.5
+        // million compares on the thread that also serves the group.
+        let listed = match &self.spec.topic_sync {
+            Some(sync) => sync.source_topics(),
+            None => self.consumer.fetch_metadata(None, Duration::from_secs(10)).map_err(|e| e.to_string()).map(|md| {
+                md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()
+            }),
+        };
+        let mut topics: Vec<(String, usize)> = match listed {
+            Ok(all) => all.into_iter().filter(|(name, _)| self.spec.filter.matches(name)).collect(),
+            Err(e) => {
+                warn!("[{}] cannot list the source's topics: {e}; trying again in {:?}", self.spec.name, self.spec.refresh_interval);
+                return;
+            }
+        };
+        topics.sort();
+        // Before subscribing, so a new topic exists on the target before any
+        // of its records is produced (and the broker never auto-creates it).
+        if let Some(sync) = &self.spec.topic_sync {
+            let deferred = sync.reconcile(&topics);
+            if !deferred.is_empty() {
+                topics.retain(|(n, _)| !deferred.contains(n));
+                if topics.is_empty() {
+                    return;
+                }
+            }
+        }
+        // Partition-preserving needs every source partition on the target:
+        // checked for a new topic, and again whenever a source topic grows
+        // (after topic sync had its chance to grow the target).
+        if let Some(meta) = &self.spec.target_meta {
+            let unchecked: Vec<(String, usize)> =
+                topics.iter().filter(|(topic, partitions)| self.checked_partitions.get(topic).is_none_or(|n| n < partitions)).cloned().collect();
+            if let Err(msg) = check_target_partitions(meta, &self.spec.handler, &unchecked) {
+                self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                error!("{msg}");
+                return;
+            }
+            self.checked_partitions.extend(unchecked);
+        }
+        let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
+        if names == self.subscribed {
+            return;
+        }
+        // Held while subscribing: once the stream has begun to stop, a new
+        // subscription would start a rebalance under its final commit.
+        let consumer = self.consumer.clone();
+        let stopped = consumer.context().control_stopped.lock().unwrap();
+        if *stopped {
+            return;
+        }
+        if names.is_empty() {
+            info!("[{}] no source topic matches ({}); looking again every {:?}", self.spec.name, self.spec.filter.description(), self.spec.refresh_interval);
+            self.consumer.unsubscribe();
+        } else {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            if let Err(e) = self.consumer.subscribe(&refs) {
+                warn!("[{}] subscribe failed: {e}", self.spec.name);
+                return;
+            }
+            if names.len() <= LISTED {
+                info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
+            } else {
+                info!(
+                    "[{}] subscribed to {} topics: {}, and {} more (all of them at debug level)",
+                    self.spec.name,
+                    names.len(),
+                    names[..LISTED].join(", "),
+                    names.len() - LISTED
+                );
+                debug!("[{}] subscribed to: {}", self.spec.name, names.join(", "));
+            }
+        }
+        drop(stopped);
+        self.subscribed = names;
+    }
+
+    /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
+    /// its end (as librdkafka last learned it from a fetch, or as asked of
+    /// the source while paused) minus its committed offset (the stream's
+    /// own commit, else the group's as read at assignment); with no
+    /// committed offset under `auto.offset.reset=earliest`, from the log start.
+    ///
+    /// Computed here rather than taken from librdkafka's statistics: with
+    /// statistics on, librdkafka keeps a timer per partition of every
+    /// subscribed topic, each re-inserted into a sorted list on every
+    /// firing, which at 10,000 partitions kept a core a third busy with a
+    /// mirror that had nothing to do.
+    fn report_lag(&mut self) {
+        let Some(every) = self.spec.lag_interval else { return };
+        if self.last_lag.is_some_and(|t| t.elapsed() < every) {
+            return;
+        }
+        self.last_lag = Some(Instant::now());
+        let Ok(assigned) = self.consumer.assignment() else { return };
+        let ctx = self.consumer.context();
+        let ours = ctx.tracker.committed_offsets();
+        let paused_ends = ctx.paused_ends.lock().unwrap();
+        let mut partitions = Vec::new();
+        for e in assigned.elements() {
+            let tp: Tp = (Arc::from(e.topic()), e.partition());
+            let Some((lo, hi)) = crate::kafka::client::cached_watermarks(self.consumer.client(), e.topic(), e.partition()) else { continue };
+            // A paused partition's end, as last asked of the source, where
+            // it is newer than what librdkafka last fetched.
+            let hi = paused_ends.get(&(e.topic().to_string(), e.partition())).copied().filter(|end| *end > hi).unwrap_or(hi);
+            let committed = ours.get(&tp).or_else(|| self.group_committed.get(&tp)).copied();
+            let lag = match committed {
+                Some(c) if hi >= 0 && hi >= c => hi - c,
+                Some(_) => continue,
+                None if ctx.lag_from_log_start && lo >= 0 && hi >= lo => hi - lo,
+                None => continue,
+            };
+            partitions.push((e.topic().to_string(), e.partition(), lag));
+        }
+        drop(paused_ends);
+        ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
+    }
+
+    /// Asks the source for the ends of the partitions paused now, every
+    /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
+    fn refresh_paused_ends(&mut self, paused: bool) {
+        let ctx = self.consumer.context();
+        if !paused {
+            if self.last_paused_ends.take().is_some() {
+                ctx.paused_ends.lock().unwrap().clear();
+            }
+            return;
+        }
+        let Some(last) = self.last_paused_ends else {
+            self.last_paused_ends = Some(Instant::now());
+            self.paused_ends_from = 0;
+            return;
+        };
+        if last.elapsed() < PAUSED_ENDS_EVERY {
+            return;
+        }
+        self.last_paused_ends = Some(Instant::now());
+        let paused = ctx.outbox.lock().unwrap().paused();
+        if self.paused_ends_from >= paused.len() {
+            self.paused_ends_from = 0;
+        }
+        let from = self.paused_ends_from;
+        let ask = &paused[from..paused.len().min(from + PAUSED_ENDS_PER_ASK)];
+        self.paused_ends_from = from + ask.len();
+        let mut list = TopicPartitionList::with_capacity(ask.len());
+        for tp in ask {
+            // The offset field carries the timestamp asked for: latest.
+            let _ = list.add_partition_offset(&tp.0, tp.1, Offset::End);
+        }
+        match self.consumer.offsets_for_times(list, Duration::from_secs(2)) {
+            Ok(ends) => {
+                let mut map = ctx.paused_ends.lock().unwrap();
+                if ask.len() == paused.len() {
+                    map.clear();
+                }
+                for e in ends.elements() {
+                    if let (Offset::Offset(end), None) = (e.offset(), e.error().err()) {
+                        map.insert((e.topic().to_string(), e.partition()), end);
+                    }
+                }
+            }
+            Err(e) => debug!("[{}] cannot read the ends of paused partitions: {e}", self.spec.name),
+        }
+    }
+
+    /// Compares the newly assigned partitions' committed offsets with
+    /// their log starts (see [`StreamContext::report_gap`]): two batched
+    /// requests of at most [`GAP_REQUEST_TIMEOUT`] each. What does not get
+    /// an answer is asked again on a later turn, after a growing pause.
+    fn check_gaps(&mut self) {
+        let ctx = self.consumer.context();
+        {
+            let mut pending = ctx.gap_pending.lock().unwrap();
+            if !pending.newly.is_empty() {
+                let new: FxHashSet<Tp> = pending.newly.drain(..).collect();
+                for tp in &new {
+                    self.group_committed.remove(tp);
+                }
+                // Assigned again: what was read before may be our own commit since.
+                self.gaps.committed.retain(|(tp, _)| !new.contains(tp));
+                self.gaps.unread.retain(|tp| !new.contains(tp));
+                self.gaps.unread.extend(new);
+                self.gaps.next_try = None;
+            }
+        }
+        if self.gaps.unread.is_empty() && self.gaps.committed.is_empty() {
+            return;
+        }
+        if self.gaps.next_try.is_some_and(|t| Instant::now() < t) {
+            return;
+        }
+        // Revoked meanwhile: the next owner checks them.
+        let Ok(assignment) = self.consumer.assignment() else { return };
+        let elements = assignment.elements();
+        let owned: std::collections::HashSet<(&str, i32)> = elements.iter().map(|e| (e.topic(), e.partition())).collect();
+        let (unread, gone): (Vec<Tp>, Vec<Tp>) = std::mem::take(&mut self.gaps.unread).into_iter().partition(|(t, p)| owned.contains(&(&**t, *p)));
+        self.gaps.unread = unread;
+        self.gaps.committed.retain(|((t, p), _)| owned.contains(&(&**t, *p)));
+        drop(owned);
+        ctx.gap_checked(&gone);
+
+        if !self.gaps.unread.is_empty() {
+            // Cut from the assignment, not built by name (see apply).
+            let unread = TpSet::of(&self.gaps.unread);
+            let ask = partition_list::subset(&assignment, |t, p| unread.contains(t, p));
+            drop(unread);
+            match self.consumer.committed_offsets(ask, GAP_REQUEST_TIMEOUT) {
+                Ok(list) => {
+                    for e in list.elements() {
+                        // No commit yet (or an error for this one): nothing to compare.
+                        if let (Offset::Offset(c), Ok(())) = (e.offset(), e.error()) {
+                            let tp: Tp = (Arc::from(e.topic()), e.partition());
+                            self.group_committed.insert(tp.clone(), c);
+                            self.gaps.committed.push((tp, c));
+                        }
+                    }
+                    // Read: the stream may commit them from now on.
+                    let read = std::mem::take(&mut self.gaps.unread);
+                    ctx.gap_checked(&read);
+                }
+                Err(e) => return self.gap_check_failed("the group's committed offsets", &e),
+            }
+        }
+
+        // librdkafka learns a partition's log start from every fetch
+        // response, so partitions already being read need no request.
+        let mut ask = TopicPartitionList::new();
+        self.gaps.committed.retain(|(tp, c)| match cached_log_start(&self.consumer, tp) {
+            Some(low) => {
+                ctx.report_gap(tp, *c, low);
+                false
+            }
+            _ => {
+                // The offset field carries the timestamp asked for: earliest.
+                let _ = ask.add_partition_offset(&tp.0, tp.1, Offset::Beginning);
+                true
+            }
+        });
+        if ask.count() > 0 {
+            match self.consumer.offsets_for_times(ask, GAP_REQUEST_TIMEOUT) {
+                Ok(starts) => {
+                    let mut lows: FxHashMap<Tp, i64> = FxHashMap::default();
+                    for e in starts.elements() {
+                        if let (Offset::Offset(low), Ok(())) = (e.offset(), e.error()) {
+                            lows.insert((Arc::from(e.topic()), e.partition()), low);
+                        }
+                    }
+                    self.gaps.committed.retain(|(tp, c)| match lows.get(tp) {
+                        Some(&low) => {
+                            ctx.report_gap(tp, *c, low);
+                            false
+                        }
+                        None => true,
+                    });
+                }
+                Err(e) => return self.gap_check_failed("the log start offsets", &e),
+            }
+        }
+        if self.gaps.committed.is_empty() {
+            self.gaps = GapCheck::default();
+        } else {
+            self.gap_check_failed("the log start offsets", &"no answer for some partitions");
+        }
+    }
+
+    fn gap_check_failed(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        let g = &mut self.gaps;
+        g.backoff = (g.backoff * 2).clamp(GAP_RETRY_MIN, GAP_RETRY_MAX);
+        g.next_try = Some(Instant::now() + g.backoff);
+        let n = g.unread.len() + g.committed.len();
+        let name = &self.spec.name;
+        // Warned once the tries have backed off to the longest wait (about a
+        // minute of failures): a stream that has just been given thousands
+        // of partitions often gets no answer within its first tries while
+        // librdkafka is still starting their fetches, and then one.
+        if !g.warned && g.backoff >= GAP_RETRY_MAX {
+            g.warned = true;
+            warn!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
+        } else {
+            debug!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
+        }
+    }}
+
+impl StreamContext {
+    /// `done` need no gap check any more (read, or revoked): the stream may
+    /// commit them, except those assigned again since, which wait for
+    /// their next check.
+    fn gap_checked(&self, done: &[Tp]) {
+        if done.is_empty() {
+            return;
+        }
+        let mut pending = self.gap_pending.lock().unwrap();
+        let again: FxHashSet<Tp> = pending.newly.iter().cloned().collect();
+        for tp in done {
+            if !again.contains(tp) {
+                pending.unread.remove(tp);
+            }
+        }
+    }
+
+    /// MM1 and MM2 skip silently when retention deleted records the group
+    /// had not mirrored yet. We say so, with the count, on every assignment.
+    fn report_gap(&self, (topic, partition): &Tp, committed: i64, low: i64) {
+        if committed < low {
+            let lost = (low - committed) as u64;
+            Metrics::add(&self.metrics.gap_offsets, lost);
+            error!(
+                "[{}] GAP in {topic}-{partition}: the group's committed offset {committed} is no longer on the source (its log starts at {low}); \
+                 {lost} offsets were deleted by retention before they were mirrored. Mirroring resumes at {low}. \
+                 Raise retention on the source or keep the mirror running to avoid this.",
+                self.name
+            );
+        }
+    }
+}
+
+/// The partition's log start as librdkafka last learned it; None when it
+/// knows none yet.
+fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Option<i64> {
+    crate::kafka::client::cached_log_start(consumer.client(), topic, *partition)
+}
+
+/// Partition-preserving mode needs every source partition on the target.
+/// One metadata request per look for all of `topics` (source name, source
+/// partitions), never one per topic: a start over thousands of topics
+/// checks them all in one round trip.
+fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
+    if topics.is_empty() {
+        return Ok(());
+    }
+    // A topic just created or grown (by the topic sync, a moment ago) can
+    // take a while to show in the metadata of the broker asked: look again
+    // until every one shows, for a bounded time, before calling one missing.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let only = match topics {
+        [(topic, _)] => Some(handler.target_topic(topic)),
+        _ => None,
+    };
+    loop {
+        let md = meta.client().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
+            Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
+            None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
+        })?;
+        let on_target: FxHashMap<&str, usize> = md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name(), t.partitions().len())).collect();
+        let short = topics
+            .iter()
+            .map(|(topic, n)| (topic, *n, handler.target_topic(topic)))
+            .find(|(_, n, target)| on_target.get(target.as_ref()).is_none_or(|have| have < n));
+        let Some((topic, source_partitions, target)) = short else { return Ok(()) };
+        if Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(250));
+            continue;
+        }
+        return Err(match on_target.get(target.as_ref()) {
+            Some(n) => format!(
+                "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
+                 add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
+            ),
+            None => format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"),
+        });
+    }
+}
