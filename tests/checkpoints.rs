@@ -402,7 +402,7 @@ fn an_internal_topic_ending_in_a_transaction_marker_is_read_to_its_end() {
     // commit_transaction returns once the coordinator has logged the commit;
     // it writes the marker after. Until then a read_committed end is the
     // open transaction's first offset, 0, and a read would rightly stop there.
-    wait_until("the commit marker written", || reader.fetch_watermarks(&topic, 0, Duration::from_secs(10)).map_or(false, |(_, high)| high == 4));
+    wait_until("the commit marker written", || reader.fetch_watermarks(&topic, 0, Duration::from_secs(10)).is_ok_and(|(_, high)| high == 4));
     let mut read = Vec::new();
     let ends = topic_reader::read_to_end(&reader, &topic, Partitions::Zero { from: None }, Duration::from_secs(60), &|| false, |m| read.push(m.offset()))
         .unwrap_or_else(|e| panic!("read to the end past the marker: {e}"));

@@ -49,7 +49,6 @@ pub(crate) const LISTED: usize = 50;
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
 
-
 /// Partitions assigned and not yet through the retention-gap check.
 #[derive(Default)]
 pub struct GapPending {
@@ -170,7 +169,13 @@ impl ConsumerContext for StreamContext {
                 if names.len() <= LISTED {
                     info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
                 } else {
-                    info!("[{}] assigned {} partitions: {}, and {} more (all of them at debug level)", self.name, names.len(), names[..LISTED].join(", "), names.len() - LISTED);
+                    info!(
+                        "[{}] assigned {} partitions: {}, and {} more (all of them at debug level)",
+                        self.name,
+                        names.len(),
+                        names[..LISTED].join(", "),
+                        names.len() - LISTED
+                    );
                     debug!("[{}] assigned: {}", self.name, names.join(", "));
                 }
                 // New to this stream, so nothing of theirs is held or paused
@@ -206,8 +211,6 @@ impl ConsumerContext for StreamContext {
         }
     }
 }
-
-
 
 pub type SourceConsumer = BaseConsumer<StreamContext>;
 
@@ -743,8 +746,6 @@ impl Stream {
         left
     }
 }
-
-
 
 #[cfg(test)]
 mod tests {

@@ -22,12 +22,12 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec, TpSet, LISTED};
 use crate::engine::offsets::Tp;
 use crate::engine::producer::MetaProducer;
-use rdkafka::producer::Producer;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
 use crate::ops::shutdown::exit;
 use crate::plan::handler::Handler;
+use rdkafka::producer::Producer;
 
 /// How long the control thread rests between turns, unless told to stop.
 const TURN: Duration = Duration::from_millis(100);
@@ -148,9 +148,11 @@ impl Control {
         // million compares on the thread that also serves the group.
         let listed = match &self.spec.topic_sync {
             Some(sync) => sync.source_topics(),
-            None => self.consumer.fetch_metadata(None, Duration::from_secs(10)).map_err(|e| e.to_string()).map(|md| {
-                md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()
-            }),
+            None => self
+                .consumer
+                .fetch_metadata(None, Duration::from_secs(10))
+                .map_err(|e| e.to_string())
+                .map(|md| md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()),
         };
         let mut topics: Vec<(String, usize)> = match listed {
             Ok(all) => all.into_iter().filter(|(name, _)| self.spec.filter.matches(name)).collect(),
@@ -425,7 +427,8 @@ impl Control {
         } else {
             debug!("[{name}] cannot read {what} of {n} newly assigned partitions to look for retention gaps: {e}; trying again in {:?}", g.backoff);
         }
-    }}
+    }
+}
 
 impl StreamContext {
     /// `done` need no gap check any more (read, or revoked): the stream may
