@@ -111,7 +111,11 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 topics_settled: 0,
                 gaps: GapCheck::default(),
             };
-            c.run(&stop);
+            // A bug here would otherwise leave the stream mirroring with no
+            // new topics, gap checks or lag, and nothing said: stop instead.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run(&stop))).is_err() {
+                c.ctx().shutdown.fail(exit::FAILURE, format!("[{}] the stream's control thread panicked (see above); stopping", c.spec.name));
+            }
         })
         .expect("spawn consumer stream control")
 }
