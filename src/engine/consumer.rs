@@ -5,8 +5,10 @@
 //! topics every `--topic.refresh.interval.ms`, applies the MM1 filter and
 //! subscribes to the exact list, so new topics are picked up without a
 //! restart; it also checks new partitions for retention gaps and reports
-//! lag, so the stream's own loop never waits on those requests. Records of one source partition
-//! always go to the same worker, so per-partition (and per-key) order holds.
+//! lag, so the stream's own loop never waits on those requests.
+//!
+//! Records of one source partition always go to the same worker, so
+//! per-partition (and per-key) order holds.
 //! Records reach the workers in batches (see `handoff`): when a worker's
 //! channel is full the stream holds the batch, pauses its partitions and
 //! keeps polling, so it stays in the group; it resumes them when there is
