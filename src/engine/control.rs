@@ -75,6 +75,8 @@ struct Control {
     spec: Arc<StreamSpec>,
     consumer: Arc<SourceConsumer>,
     subscribed: Vec<String>,
+    /// Each listed topic's partition count at the last refresh.
+    listed_partitions: FxHashMap<String, usize>,
     /// Partition-preserving: each topic's source partition count when the
     /// target was last found to have them all.
     checked_partitions: FxHashMap<String, usize>,
@@ -102,6 +104,7 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 spec,
                 consumer,
                 subscribed: Vec::new(),
+                listed_partitions: FxHashMap::default(),
                 checked_partitions: FxHashMap::default(),
                 last_paused_ends: None,
                 paused_ends_from: 0,
@@ -189,6 +192,24 @@ impl Control {
                 return;
             }
             self.checked_partitions.extend(unchecked);
+        }
+        // The consumer learns that a subscribed topic has more partitions
+        // (and rejoins the group for them) from a metadata answer of its
+        // own; left alone it asks only every topic.metadata.refresh.interval.ms
+        // (5 minutes). So, once the target has grown too (above): one full
+        // listing on the consumer whenever a listed topic has grown since.
+        if self.spec.topic_sync.is_some() {
+            let grown = topics.iter().any(|(name, n)| self.listed_partitions.get(name).is_some_and(|before| n > before));
+            let told = !grown
+                || self
+                    .consumer
+                    .fetch_metadata(None, Duration::from_secs(10))
+                    .map_err(|e| debug!("[{}] cannot refresh the consumer's metadata for grown topics: {e}", self.spec.name))
+                    .is_ok();
+            // Not told: the growth is looked for again at the next refresh.
+            if told {
+                self.listed_partitions = topics.iter().cloned().collect();
+            }
         }
         let names: Vec<String> = topics.iter().map(|(n, _)| n.clone()).collect();
         if names == self.subscribed {
