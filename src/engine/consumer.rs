@@ -16,7 +16,6 @@
 //! (bounded) for the revoked partitions' records to be acknowledged,
 //! commits them, then lets go.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -46,7 +45,18 @@ use crate::plan::handler::Handler;
 
 /// Names listed in an info line about a subscription or an assignment;
 /// thousands on every change would drown the log (all are at debug level).
-pub(crate) const LISTED: usize = 50;
+const LISTED: usize = 50;
+
+/// Logs `[stream] {what} {n} {unit}: names` with the first [`LISTED`]
+/// names, and every name at debug level when there are more.
+pub(crate) fn log_names(stream: &str, what: &str, unit: &str, names: &[String]) {
+    if names.len() <= LISTED {
+        info!("[{stream}] {what} {} {unit}: {}", names.len(), names.join(", "));
+    } else {
+        info!("[{stream}] {what} {} {unit}: {}, and {} more (all of them at debug level)", names.len(), names[..LISTED].join(", "), names.len() - LISTED);
+        debug!("[{stream}] {what}: {}", names.join(", "));
+    }
+}
 
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
@@ -74,14 +84,8 @@ pub struct StreamContext {
     /// The channels to the workers, with what is not sent yet; here because
     /// revocation (a callback) takes back records of revoked partitions.
     pub outbox: Mutex<Outbox>,
-    /// End offsets of paused partitions, asked of the source by the
-    /// stream's control thread (see [`control`]), by topic and partition.
-    pub paused_ends: Mutex<FxHashMap<(String, i32), i64>>,
     /// Newly assigned partitions on their way to the retention-gap check.
     pub gap_pending: Mutex<GapPending>,
-    /// Whether the stream has partitions paused now (for the control
-    /// thread's asks of their ends).
-    pub any_paused: AtomicBool,
     /// Set when the stream begins to stop: the control thread subscribes no
     /// more (checked and set under this lock).
     pub control_stopped: Mutex<bool>,
@@ -167,19 +171,7 @@ impl ConsumerContext for StreamContext {
             Rebalance::Assign(list) => {
                 let mut names: Vec<String> = list.elements().iter().map(|e| format!("{}-{}", e.topic(), e.partition())).collect();
                 names.sort();
-                // As the subscription's line: the first LISTED, all at debug.
-                if names.len() <= LISTED {
-                    info!("[{}] assigned {} partitions: {}", self.name, names.len(), names.join(", "));
-                } else {
-                    info!(
-                        "[{}] assigned {} partitions: {}, and {} more (all of them at debug level)",
-                        self.name,
-                        names.len(),
-                        names[..LISTED].join(", "),
-                        names.len() - LISTED
-                    );
-                    debug!("[{}] assigned: {}", self.name, names.join(", "));
-                }
+                log_names(&self.name, "assigned", "partitions", &names);
                 // New to this stream, so nothing of theirs is held or paused
                 // here; librdkafka may still hold an application pause from an
                 // earlier assignment (one lost without a revocation callback
@@ -441,8 +433,7 @@ impl Stream {
 
     fn run(&mut self) {
         while !self.ctx().shutdown.stopping() {
-            let (held, paused) = self.retry_held();
-            self.ctx().any_paused.store(paused, Ordering::Relaxed);
+            let held = self.retry_held();
             let timeout = if held { Duration::from_millis(5) } else { Duration::from_millis(100) };
             // Once records flow, take what librdkafka already holds without
             // waiting, up to a batch, before looking at the clocks again:
@@ -732,17 +723,16 @@ impl<'a> TpSet<'a> {
 impl Stream {
     /// Sends held batches where there is room; resumes the partitions of
     /// workers with nothing held any more (once their channel is half
-    /// empty). Returns whether anything is still held, and whether any
-    /// partition is still paused.
-    fn retry_held(&mut self) -> (bool, bool) {
+    /// empty). Returns whether anything is still held.
+    fn retry_held(&mut self) -> bool {
         let mut outbox = self.consumer.context().outbox.lock().unwrap();
         // Paused with nothing held: waiting for the channel to drain to
         // half before resuming (Outbox::retry_held).
         if !outbox.has_held() && !outbox.has_paused() {
-            return (false, false);
+            return false;
         }
         let outcome = outbox.retry_held();
-        let left = (outbox.has_held(), outbox.has_paused());
+        let left = outbox.has_held();
         drop(outbox);
         apply(&self.consumer, &self.spec.name, outcome);
         left

@@ -19,9 +19,10 @@ use log::{debug, error, info, warn};
 use rdkafka::consumer::Consumer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
-use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec, TpSet, LISTED};
+use crate::engine::consumer::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
 use crate::engine::offsets::Tp;
 use crate::engine::producer::MetaProducer;
+use crate::engine::topics::topic_counts;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
@@ -81,6 +82,9 @@ struct Control {
     /// target was last found to have them all.
     checked_partitions: FxHashMap<String, usize>,
     last_paused_ends: Option<Instant>,
+    /// End offsets of paused partitions as last asked of the source, by
+    /// topic and partition.
+    paused_ends: FxHashMap<(String, i32), i64>,
     /// Where the next ask for paused partitions' ends starts in the list of them.
     paused_ends_from: usize,
     last_lag: Option<Instant>,
@@ -107,6 +111,7 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 listed_partitions: FxHashMap::default(),
                 checked_partitions: FxHashMap::default(),
                 last_paused_ends: None,
+                paused_ends: FxHashMap::default(),
                 paused_ends_from: 0,
                 last_lag: None,
                 group_committed: FxHashMap::default(),
@@ -134,7 +139,7 @@ impl Control {
             if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
                 self.refresh_subscription();
             }
-            self.refresh_paused_ends(self.ctx().any_paused.load(std::sync::atomic::Ordering::Relaxed));
+            self.refresh_paused_ends();
             self.check_gaps();
             self.report_lag();
             match stop.recv_timeout(TURN) {
@@ -155,11 +160,7 @@ impl Control {
         // million compares on the thread that also serves the group.
         let listed = match &self.spec.topic_sync {
             Some(sync) => sync.source_topics(),
-            None => self
-                .consumer
-                .fetch_metadata(None, Duration::from_secs(10))
-                .map_err(|e| e.to_string())
-                .map(|md| md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()),
+            None => self.consumer.fetch_metadata(None, Duration::from_secs(10)).map(|md| topic_counts(&md)).map_err(|e| e.to_string()),
         };
         let mut topics: Vec<(String, usize)> = match listed {
             Ok(all) => all.into_iter().filter(|(name, _)| self.spec.filter.matches(name)).collect(),
@@ -231,18 +232,7 @@ impl Control {
                 warn!("[{}] subscribe failed: {e}", self.spec.name);
                 return;
             }
-            if names.len() <= LISTED {
-                info!("[{}] subscribed to {} topics: {}", self.spec.name, names.len(), names.join(", "));
-            } else {
-                info!(
-                    "[{}] subscribed to {} topics: {}, and {} more (all of them at debug level)",
-                    self.spec.name,
-                    names.len(),
-                    names[..LISTED].join(", "),
-                    names.len() - LISTED
-                );
-                debug!("[{}] subscribed to: {}", self.spec.name, names.join(", "));
-            }
+            log_names(&self.spec.name, "subscribed to", "topics", &names);
         }
         drop(stopped);
         self.subscribed = names;
@@ -268,7 +258,7 @@ impl Control {
         let Ok(assigned) = self.consumer.assignment() else { return };
         let ctx = self.consumer.context();
         let ours = ctx.tracker.committed_offsets();
-        let paused_ends = ctx.paused_ends.lock().unwrap();
+        let paused_ends = &self.paused_ends;
         let mut partitions = Vec::new();
         for e in assigned.elements() {
             let tp: Tp = (Arc::from(e.topic()), e.partition());
@@ -285,17 +275,16 @@ impl Control {
             };
             partitions.push((e.topic().to_string(), e.partition(), lag));
         }
-        drop(paused_ends);
         ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
     }
 
     /// Asks the source for the ends of the partitions paused now, every
     /// [`PAUSED_ENDS_EVERY`] while any are, so the lag keeps counting.
-    fn refresh_paused_ends(&mut self, paused: bool) {
+    fn refresh_paused_ends(&mut self) {
         let ctx = self.consumer.context();
-        if !paused {
+        if !ctx.outbox.lock().unwrap().has_paused() {
             if self.last_paused_ends.take().is_some() {
-                ctx.paused_ends.lock().unwrap().clear();
+                self.paused_ends.clear();
             }
             return;
         }
@@ -322,7 +311,7 @@ impl Control {
         }
         match self.consumer.offsets_for_times(list, Duration::from_secs(2)) {
             Ok(ends) => {
-                let mut map = ctx.paused_ends.lock().unwrap();
+                let map = &mut self.paused_ends;
                 if ask.len() == paused.len() {
                     map.clear();
                 }

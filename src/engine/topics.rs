@@ -164,6 +164,12 @@ impl View {
 /// Source topics with their partition counts.
 type Counts = Vec<(String, usize)>;
 
+/// Every topic of a metadata answer with its partition count, those the
+/// broker answered with an error left out.
+pub fn topic_counts(md: &rdkafka::metadata::Metadata) -> Counts {
+    md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()
+}
+
 /// A topic's config entries: name -> (value, set on the topic itself).
 type Configs = BTreeMap<String, (String, bool)>;
 
@@ -379,8 +385,7 @@ impl TopicSync {
     /// Every source topic with its partition count (topics the broker
     /// answers with an error left out), by this sync's own source client.
     pub fn source_topics(&self) -> Result<Vec<(String, usize)>, String> {
-        let md = self.source.inner().fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string())?;
-        Ok(md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect())
+        self.source.inner().fetch_metadata(None, TIMEOUT).map(|md| topic_counts(&md)).map_err(|e| e.to_string())
     }
 
     pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
