@@ -31,8 +31,8 @@ use crate::engine::control;
 use crate::engine::handoff::{Outbox, Outcome};
 use crate::engine::offset_syncs::FlowSyncs;
 use crate::engine::offsets::{AckHandle, OffsetTracker, Tp};
-use crate::engine::producer::MetaProducer;
 use crate::engine::provenance::Provenance;
+use crate::engine::topics::MetaClient;
 use crate::engine::topics::TopicSync;
 use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::commit::CommitQueue;
@@ -344,7 +344,7 @@ pub struct StreamSpec {
     pub commit_interval: Duration,
     pub refresh_interval: Duration,
     /// For partition-preserving: a client of the target for partition counts.
-    pub target_meta: Option<Arc<MetaProducer>>,
+    pub target_meta: Option<Arc<MetaClient>>,
     /// Shared by every stream of the process: nobody leaves the group until
     /// everybody has committed, or a member's departure would start a
     /// rebalance that fails the others' final commits.

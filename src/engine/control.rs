@@ -21,14 +21,12 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 use crate::engine::consumer::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
 use crate::engine::offsets::Tp;
-use crate::engine::producer::MetaProducer;
-use crate::engine::topics::topic_counts;
+use crate::engine::topics::{topic_counts, MetaClient};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
 use crate::ops::shutdown::exit;
 use crate::plan::handler::Handler;
-use rdkafka::producer::Producer;
 
 /// How long the control thread rests between turns, unless told to stop.
 const TURN: Duration = Duration::from_millis(100);
@@ -487,7 +485,7 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
 /// One metadata request per look for all of `topics` (source name, source
 /// partitions), never one per topic: a start over thousands of topics
 /// checks them all in one round trip.
-fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
+fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
     if topics.is_empty() {
         return Ok(());
     }
@@ -500,7 +498,7 @@ fn check_target_partitions(meta: &MetaProducer, handler: &Handler, topics: &[(St
         _ => None,
     };
     loop {
-        let md = meta.client().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
+        let md = meta.inner().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
             Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
             None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
         })?;

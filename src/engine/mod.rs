@@ -35,9 +35,10 @@ use rdkafka::ClientConfig;
 use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::handoff::{lane, Bound, LaneRx, LaneTx, Outbox, WAIT_FOR_ROOM};
 use crate::engine::offsets::OffsetTracker;
-use crate::engine::producer::{DeliveryContext, MetaProducer, TargetProducer};
+use crate::engine::producer::{DeliveryContext, TargetProducer};
 use crate::engine::provenance::Provenance;
 use crate::engine::throttle::Throttle;
+use crate::engine::topics::MetaClient;
 use crate::engine::topics::TopicSync;
 use crate::front::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
@@ -144,7 +145,7 @@ struct Workers {
     /// None until the target answers (the provenance check waits for it).
     target_id: Option<String>,
     /// Partition-preserving flows look the target's partitions up with it.
-    meta: Option<Arc<MetaProducer>>,
+    meta: Option<Arc<MetaClient>>,
     /// Side tasks of its flows (MirrorMaker 2's config sync), already running.
     side: Vec<JoinHandle<()>>,
     /// Told when the workers are done, so the offset-sync writers write the last mappings.
@@ -185,7 +186,9 @@ impl Workers {
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
         let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
-            Some(Arc::new(producer::create::<MetaProducer>(&config, context(true, None)).map_err(|e| StartError(e.to_string()))?))
+            let meta = topics::admin_client(&config)
+                .map_err(|e| StartError(format!("{}: cannot create the target's metadata client: {e}", settings.path.display())))?;
+            Some(Arc::new(meta))
         } else {
             None
         };
@@ -452,7 +455,7 @@ struct Running {
     streams: Vec<JoinHandle<()>>,
     stats: Option<JoinHandle<()>>,
     /// Kept until the streams are done with it.
-    metas: Vec<Arc<MetaProducer>>,
+    metas: Vec<Arc<MetaClient>>,
     /// Heartbeat emitters, config syncs, offset-sync writers and checkpointers.
     side_tasks: Vec<JoinHandle<()>>,
     failover_done: Vec<Arc<AtomicBool>>,

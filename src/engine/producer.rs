@@ -22,7 +22,7 @@ use log::{error, info, warn};
 use rdkafka::config::FromClientConfigAndContext;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
-use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext, Timestamp};
 
 use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
@@ -542,11 +542,6 @@ impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
 /// A worker's producer: polled by the worker itself.
 pub type TargetProducer = BaseProducer<DeliveryContext, ByteArrayPartitioner>;
 
-/// The producer that only answers metadata questions (partition counts in
-/// partition-preserving mode): it sends nothing, and a thread of its own
-/// serves its error events.
-pub type MetaProducer = ThreadedProducer<DeliveryContext, ByteArrayPartitioner>;
-
 pub fn create<P: FromClientConfigAndContext<DeliveryContext>>(config: &ClientConfig, ctx: DeliveryContext) -> Result<P, KafkaError> {
     config.create_with_context(ctx)
 }
@@ -864,7 +859,13 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
     let started = std::time::Instant::now();
     let mut logged: Option<std::time::Instant> = None;
     loop {
-        let found = match producer.client().fetch_metadata(Some(topic), PARTITION_WAIT * 5) {
+        // Every topic, not this one by name: the producer's handle lets the
+        // broker auto-create a topic a metadata request names, and a target
+        // topic deleted under us would come back with the broker's
+        // num.partitions instead of being reported gone. The answer still
+        // updates the producer's view of the topic, which is what the send
+        // needs.
+        let found = match producer.client().fetch_metadata(None, PARTITION_WAIT * 5) {
             // An answer without the topic, with an error for it, or with no
             // partitions: the target does not have it.
             Ok(md) => match md.topics().iter().find(|t| t.name() == topic) {

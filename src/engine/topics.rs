@@ -64,6 +64,16 @@ const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower
 
 type Admin = AdminClient<DefaultClientContext>;
 
+/// The client that answers the streams' metadata questions about the
+/// target (partition counts in partition-preserving mode). An admin
+/// client, made by [`admin_client`], so that naming a topic in a metadata
+/// request never makes the broker auto-create it: a producer's handle
+/// allows that by default (librdkafka's `allow.auto.create.topics` is true
+/// for producers), and asking a producer about a topic the topic sync was
+/// about to create gave it the broker's `num.partitions` instead of the
+/// source's count (issue #26 item 0).
+pub type MetaClient = Admin;
+
 /// An admin client for the cluster a properties file points at: only the
 /// connection and security settings are taken, so consumer- or
 /// producer-only keys do not draw librdkafka warnings.
