@@ -452,3 +452,99 @@ fn without_checkpoints_offset_syncs_are_still_written_and_the_syncs_topic_is_not
         delete_topics_containing(&bootstrap, &id);
     }
 }
+
+/// Issue #26 item 1. A batch the target refuses as too large is sent again
+/// record by record once everything in flight has settled, so its records
+/// land after later records of their partition. Before the fix, the first
+/// such record acknowledged "going back" made the sync rule start afresh
+/// and the store drop every earlier sync: a group standing among the later
+/// records (acknowledged before the resends) translated to past the
+/// resends, skipping everything between. Here the target topic's
+/// max.message.bytes refuses only the batch holding the one large record
+/// (which alone fits), groups stand at every few offsets around it, and
+/// each group's translated position, read on the target, must hold every
+/// record the group had not read.
+#[test]
+fn a_batch_refused_as_too_large_never_makes_a_translation_skip_records() {
+    require_clusters!();
+    let topic = unique("cp-refused");
+    let alias = format!("t{}", short_id());
+    create_topic(&source(), &topic, PARTITIONS, &[]);
+    // Made first, so the topic sync leaves it as it is (a smaller
+    // max.message.bytes than the source's is warned about, not changed).
+    create_topic(&target(), &topic, PARTITIONS, &[("max.message.bytes", "40000")]);
+    let p: ThreadedProducer<_> =
+        ClientConfig::new().set("bootstrap.servers", source()).set("linger.ms", "100").create_with_context(rdkafka::producer::DefaultProducerContext).unwrap();
+    const N: usize = 600;
+    const LARGE: usize = 250;
+    let pad = "x".repeat(1000);
+    let value =
+        |part: i32, i: usize| if part == 0 && i == LARGE { format!("{topic}/{part}/{i}/{}", "L".repeat(30_000)) } else { format!("{topic}/{part}/{i}/{pad}") };
+    for i in 0..N {
+        for part in 0..PARTITIONS {
+            let v = value(part, i);
+            p.send(BaseRecord::<str, str>::to(&topic).partition(part).key(&v[..v.len().min(40)]).payload(&v)).map_err(|(e, _)| e).unwrap();
+        }
+    }
+    p.flush(Duration::from_secs(30)).unwrap();
+    // Groups at every fifth offset from well before the large record to
+    // well after it, so some stand among the records acknowledged before
+    // the resends whatever the batches' bounds were.
+    let mut groups = Vec::new();
+    for at in (LARGE as i64 - 100..LARGE as i64 + 150).step_by(5) {
+        let group = unique(&format!("cp-r-{at}"));
+        let offsets: BTreeMap<i32, i64> = [(0, at), (1, at)].into_iter().collect();
+        commit(&source(), &group, &topic, &offsets);
+        groups.push((group, offsets));
+    }
+    // Batches of 16 records, lingering so they fill: about 16 KiB, except
+    // the one with the large record, which goes over the target's 40,000
+    // bytes while later batches are in flight.
+    let producer = props("producer.properties", &[format!("bootstrap.servers={}", target()), "batch.num.messages=16".into(), "linger.ms=50".into()]);
+    let mut args = checkpointing_args(&topic, &alias, &["--sync.group.offsets", "true"]);
+    let at = args.iter().position(|a| a == "--producer.config").unwrap() + 1;
+    args[at] = path(&producer);
+    let mut m = Mirror::start(&args);
+    // Checkpoints are made from the syncs the mirror has when it lists the
+    // groups: wait until it has copied everything, then for the latest ones.
+    wait_until("every record on the target", || count_records(&target(), &topic) >= (N * PARTITIONS as usize) as i64);
+    // A group committed now is synced by a round that began after every
+    // record was acknowledged: that round gave every group its final
+    // translation (rounds take all groups).
+    let sentinel = unique("cp-r-sentinel");
+    let last: BTreeMap<i32, i64> = [(0, N as i64 - 1), (1, N as i64 - 1)].into_iter().collect();
+    commit(&source(), &sentinel, &topic, &last);
+    wait_until("a checkpoint round after the copy", || committed(&target(), &sentinel, &topic).len() == last.len());
+    assert_eq!(m.stop(), 0, "log:\n{}", m.output());
+    let log = m.output();
+    // The test only shows something if the refused batch's records did
+    // land after later ones: partition 0 on the target out of source order.
+    let landed: Vec<usize> = values_from(&target(), &topic, 0, 0).iter().map(|v| v.split('/').nth(2).unwrap().parse().unwrap()).collect();
+    let reordered = landed.windows(2).filter(|w| w[1] < w[0]).count();
+    assert!(reordered > 0, "no record of partition 0 landed after a later one: the refusal was not provoked; log:\n{log}");
+    assert!(log.contains("again one at a time (Message production error: MessageSizeTooLarge"), "the refusal was the batch's size; log:\n{log}");
+    let mut worst = 0;
+    let mut untranslated = Vec::new();
+    for (group, on_source) in &groups {
+        let on_target = committed(&target(), group, &topic);
+        for part in 0..PARTITIONS {
+            if !on_target.contains_key(&part) {
+                untranslated.push(format!("{}-{part}", on_source[&part]));
+                continue;
+            }
+            let unread: BTreeSet<String> = values_from(&source(), &topic, part, on_source[&part]).into_iter().collect();
+            let read: BTreeSet<String> = values_from(&target(), &topic, part, on_target[&part]).into_iter().collect();
+            let missing = unread.iter().filter(|v| !read.contains(*v)).count();
+            worst = worst.max(missing);
+            assert_eq!(
+                missing, 0,
+                "group {group} at {} of partition {part} on the source translated to {} on the target and would skip {missing} records",
+                on_source[&part], on_target[&part]
+            );
+        }
+    }
+    // Every group stands past the partition's first records, which were
+    // acknowledged in order: each has a sync at or before it.
+    assert!(untranslated.is_empty(), "groups (position-partition) with no translation: {untranslated:?}");
+    println!("refused batch: {} groups, {reordered} places where partition 0 landed out of source order, worst missing {worst}", groups.len());
+}

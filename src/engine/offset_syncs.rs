@@ -15,9 +15,21 @@
 //! A sync only ever names a target offset the target acknowledged: they
 //! are made from delivery reports, in report order per partition (one
 //! source partition always goes to the same producer, whose reports for a
-//! target partition come in offset order). A record acknowledged out of
-//! order (sent again alone after its batch was refused) makes no sync and
-//! breaks the run, so no sync says a later upstream offset sits before it.
+//! target partition come in offset order).
+//!
+//! The rule every sync keeps: a sync (up, down) is made only when every
+//! record of the partition with an upstream offset at or past `up` lands
+//! at or past `down`, so a translation (the sync's `down`, or one past it)
+//! never points past a record the group has not read. Report order is
+//! target order, so this holds exactly when `up` is above every upstream
+//! offset acknowledged before it. A record acknowledged at or below that
+//! highest one (sent again alone after its batch was refused as too large,
+//! for an unknown partition or a sequence error, so that it lands after
+//! later records; or copied again after a rebalance) makes no sync, breaks
+//! the run, and no sync is made until the upstream offsets pass the
+//! highest again. Before, such a record started the rule afresh and its
+//! sync made the store drop every earlier one: a group standing among the
+//! records that had landed first translated past them (issue #26 item 1).
 //!
 //! In memory each sync also says whether every record since the previous
 //! sync landed one after the other on both sides. Between two such syncs
@@ -66,8 +78,13 @@ pub struct Mapping {
 /// Java's is per task lifetime.
 #[derive(Debug)]
 struct Track {
+    /// The last record acknowledged in upstream order (above every one
+    /// acknowledged before it).
     prev_up: i64,
     prev_down: i64,
+    /// The highest upstream offset acknowledged: a sync needs an upstream
+    /// offset above it (see the module docs).
+    max_up: i64,
     last_sync_down: i64,
     /// 1:1 on both sides since the last sync written.
     contiguous: bool,
@@ -80,7 +97,7 @@ struct Track {
 
 impl Default for Track {
     fn default() -> Self {
-        Track { prev_up: -1, prev_down: -1, last_sync_down: -1, contiguous: false, force: false, delayed: None, last_ack: Instant::now() }
+        Track { prev_up: -1, prev_down: -1, max_up: -1, last_sync_down: -1, contiguous: false, force: false, delayed: None, last_ack: Instant::now() }
     }
 }
 
@@ -93,14 +110,20 @@ impl Track {
     /// translates to the first record after it, not one past a sync far
     /// before.
     fn acknowledged(&mut self, up: i64, down: i64, lag_max: i64, due: &mut Vec<Mapping>) {
-        if self.prev_up >= 0 && up <= self.prev_up {
+        if self.max_up >= 0 && up <= self.max_up {
             // Acknowledged after a later upstream offset: a record sent
-            // again alone, or the source log went back. Neither is a sync
-            // a consumer could trust; the next record is synced instead.
+            // again alone, copied again, or the source log went back. Records
+            // after it landed before it, so no sync may name it (nor any
+            // record until the upstream offsets pass the highest again);
+            // the latest in-order mapping is written now, since it holds,
+            // and the first record past the highest is synced.
             due.extend(self.take_delayed());
-            *self = Track { prev_up: up, prev_down: down, force: true, last_ack: Instant::now(), ..Track::default() };
+            self.contiguous = false;
+            self.force = true;
+            self.last_ack = Instant::now();
             return;
         }
+        self.max_up = up;
         let step = self.prev_up >= 0 && up - self.prev_up == 1 && down - self.prev_down == 1;
         if !step {
             due.extend(self.take_delayed());
@@ -591,19 +614,81 @@ mod tests {
         assert_eq!(f.store.resume_point(&oldest), Some(10));
     }
 
+    /// The sequence of issue #26 item 1: records 0-4 land at 100-104; 5-9
+    /// are in a batch the target refuses (too large), and librdkafka has
+    /// 10-19 land at 105-114 meanwhile; 5-9, sent again alone, land at
+    /// 115-119, then 20 at 120. Before the fix the store ended
+    /// [(6,116), (9,119), (20,120)]: a group at 12 translated to 120 (8
+    /// records skipped), one at 7 to 117 (10 skipped).
     #[test]
-    fn a_source_that_goes_back_starts_afresh() {
-        let (f, _rx) = flow();
+    fn records_sent_again_after_later_ones_never_make_a_translation_skip() {
+        let (f, rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        let acks: Vec<(i64, i64)> =
+            (0..5).map(|u| (u, 100 + u)).chain((10..20).map(|u| (u, 95 + u))).chain((5..10).map(|u| (u, 110 + u))).chain([(20, 120)]).collect();
+        p.acknowledged(acks.iter().copied());
+        f.flush(false);
+        let w = written(&rx);
+        assert!(w.iter().all(|(up, _)| !(5..10).contains(up)), "no sync names a record that landed after later ones: {w:?}");
+        assert!(w.windows(2).all(|s| s[1].0 > s[0].0 && s[1].1 > s[0].1), "syncs only move forward on both sides: {w:?}");
+        // The rule: at or before the first target offset holding any record
+        // at or after the group's position.
+        for group_at in 0..=21 {
+            let first = acks.iter().filter(|(up, _)| *up >= group_at).map(|(_, down)| *down).min().unwrap_or(121);
+            let t = f.store.translate("t", 0, group_at).unwrap();
+            assert!(t <= first, "a group at {group_at} translates to {t}, past {first} where a record it has not read is");
+        }
+        assert_eq!(f.store.translate("t", 0, 12), Some(107), "10-19 landed one after the other: exact");
+        assert_eq!(f.store.translate("t", 0, 7), Some(105), "7-9 landed late: from the first record after the refused batch");
+        assert_eq!(f.store.translate("t", 0, 20), Some(120));
+        assert_eq!(f.store.translate("t", 0, 3), Some(103));
+    }
+
+    /// Whatever the order acknowledgements come in, no translation points
+    /// past a record the group has not read: every order of a small run,
+    /// as a permutation of which records land late.
+    #[test]
+    fn no_order_of_acknowledgements_makes_a_translation_skip() {
+        // Each mask picks which of 8 records of a batch are refused and land
+        // after the rest (and after 8..12, which follow).
+        for mask in 0u32..256 {
+            let (f, _rx) = flow();
+            let p = f.partition(&Arc::from("t"), 0);
+            let first: Vec<i64> = (0..8).filter(|i| mask & (1 << i) == 0).chain(8..12).collect();
+            let late: Vec<i64> = (0..8).filter(|i| mask & (1 << i) != 0).collect();
+            let acks: Vec<(i64, i64)> = first.iter().chain(&late).chain(&[12, 13]).enumerate().map(|(i, up)| (*up, 1000 + i as i64)).collect();
+            p.acknowledged(acks.iter().copied());
+            f.flush(false);
+            for group_at in 0..=14 {
+                let bound = acks.iter().filter(|(up, _)| *up >= group_at).map(|(_, down)| *down).min().unwrap_or(1000 + acks.len() as i64);
+                if let Some(t) = f.store.translate("t", 0, group_at) {
+                    assert!(t <= bound, "mask {mask:08b}: a group at {group_at} translates to {t}, past {bound}");
+                }
+            }
+        }
+    }
+
+    /// A source partition whose log went back (the topic made again) cannot
+    /// be told from records sent again: no sync is made until its offsets
+    /// pass the highest acknowledged, and translations use the syncs of the
+    /// old log, whose target offsets all lie before the new log's records
+    /// (read again, never skipped).
+    #[test]
+    fn a_source_that_goes_back_makes_no_sync_until_it_passes_the_highest() {
+        let (f, rx) = flow();
         let p = f.partition(&Arc::from("t"), 0);
         p.acknowledged((100..200).map(|u| (u, u)));
         f.flush(false);
+        written(&rx);
         p.acknowledged((0..10).map(|u| (u, 500 + u)));
         f.flush(false);
-        // The first record after the rewind came back below the last one:
-        // no sync for it; the next one starts the new log's syncs.
-        assert_eq!(f.store.translate("t", 0, 150), Some(510), "upstream 150 is past the new log's syncs: one past its latest");
-        assert_eq!(f.store.translate("t", 0, 5), Some(505));
-        assert_eq!(f.store.translate("t", 0, 0), None, "behind every sync of the new log: no checkpoint");
+        assert!(written(&rx).is_empty(), "nothing the old log's records could be mistaken for");
+        assert_eq!(f.store.translate("t", 0, 150), Some(150), "before every record of the new log");
+        assert_eq!(f.store.translate("t", 0, 5), None, "behind every sync: no checkpoint");
+        p.acknowledged((10..300).map(|u| (u, 500 + u)));
+        f.flush(false);
+        assert_eq!(written(&rx).first(), Some(&(200, 700)), "synced again once past the highest");
+        assert_eq!(f.store.translate("t", 0, 250), Some(750));
     }
 
     #[test]
