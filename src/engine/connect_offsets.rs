@@ -4,8 +4,9 @@
 //! copying its records again.
 //!
 //! - **Taking over** ([`start`], before the flow's consumers start): the
-//!   topic is read whole, every partition from the beginning to the end it
-//!   had (last record per key wins, a null value deletes the key), and
+//!   topic is read whole and read committed, every partition from the
+//!   beginning to the last stable offset it had (last record per key wins,
+//!   a null value deletes the key; see [`read_positions`]), and
 //!   every source partition the flow's group `mm2.A->B` has not committed
 //!   gets Java's position, `offset + 1` (Java stores the last replicated
 //!   offset, a consumer group the next one to read). A partition the group
@@ -406,6 +407,9 @@ pub struct JavaPositions {
     /// Records that are not JsonConverter's, skipped; the first is described.
     pub malformed: u64,
     pub first_malformed: Option<String>,
+    /// Partitions of the offsets topic read only to an open transaction:
+    /// (partition, last stable offset, high watermark).
+    pub open: Vec<(i32, i64, i64)>,
 }
 
 impl JavaPositions {
@@ -443,23 +447,30 @@ impl JavaPositions {
 // Reading.
 
 /// Reads the whole offsets `topic` (every partition, from the beginning to
-/// the end it has when asked) for the positions of the flow from `cluster`.
-/// None when the topic does not exist. Gives up when `stop` says so.
+/// the last stable offset it has when asked) for the positions of the flow
+/// from `cluster`. None when the topic does not exist. Gives up when `stop`
+/// says so.
+///
+/// Read committed: Java MM2 with exactly-once writes a position in the
+/// same transaction as the records it names, so the position of an aborted
+/// transaction names records no read_committed consumer of the target ever
+/// sees, and continuing after it would lose them. Without exactly-once
+/// nothing is transactional and every record is read as before. The end of
+/// a read_committed read is each partition's last stable offset: a
+/// transaction still open there (a Java MM2 still running, or one that died
+/// mid-transaction, which the broker aborts after its
+/// `transaction.timeout.ms`) does not hold the read up; its positions are
+/// not taken (they are listed in [`JavaPositions::open`] and warned about),
+/// so if it commits later its records are copied again: duplicates, never
+/// a loss.
 pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &dyn Fn() -> bool) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
-    let mut c = admin_config(config);
-    // Connect reads its offsets uncommitted unless exactly-once is on; a
-    // read_committed reader would stop at an open transaction.
-    c.set("group.id", groups::ADMIN_GROUP_ID)
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "false")
-        .set("isolation.level", "read_uncommitted");
-    let consumer: BaseConsumer = c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })?;
+    let consumer = reader(config, topic, "read_committed")?;
     let mut positions = JavaPositions::default();
     let read = topic_reader::read_to_end(&consumer, topic, Partitions::All, READ_PATIENCE, stop, |m| {
         positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
     });
     match read {
-        Ok(Some(_)) => {}
+        Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
         Ok(None) => return Ok(None),
         Err(ReadError::Request { error, .. }) => {
             return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: error.to_string() })
@@ -467,6 +478,37 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
         Err(e) => return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() }),
     }
     Ok(Some(positions))
+}
+
+/// A reader of the offsets `topic` at `isolation` (nothing is committed:
+/// the group id is only there because librdkafka wants one).
+fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseConsumer, ConnectOffsetsError> {
+    let mut c = admin_config(config);
+    c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("isolation.level", isolation);
+    c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })
+}
+
+/// The partitions whose high watermark is past the last stable offset the
+/// read stopped at, as (partition, last stable offset, high watermark): an
+/// open transaction. Asked only to say so; a failed question is logged and
+/// answers none.
+fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::Ends) -> Vec<(i32, i64, i64)> {
+    let consumer = match reader(config, topic, "read_uncommitted") {
+        Ok(c) => c,
+        Err(e) => {
+            debug!("open transactions in {topic} not looked for: {e}");
+            return Vec::new();
+        }
+    };
+    let mut open = Vec::new();
+    for (&p, &lso) in stable {
+        match consumer.fetch_watermarks(topic, p, REQUEST_TIMEOUT) {
+            Ok((_, high)) if high > lso => open.push((p, lso, high)),
+            Ok(_) => {}
+            Err(e) => debug!("open transactions in {topic}-{p} not looked for: {e}"),
+        }
+    }
+    open
 }
 
 // ---------------------------------------------------------------------------
@@ -548,6 +590,17 @@ fn take_over(
             java.records,
             spec.topic,
             java.first_malformed.as_deref().unwrap_or("")
+        );
+    }
+    if !java.open.is_empty() {
+        let open: Vec<String> = java.open.iter().map(|(p, lso, high)| format!("partition {p}: offsets {lso} to {}", high - 1)).collect();
+        warn!(
+            "[{}] {} holds transactions still open ({}): a Java MirrorMaker 2 with exactly-once is still running, or died mid-transaction \
+             (the broker aborts it after its transaction.timeout.ms). Their positions are not taken over: if they commit, the records \
+             they copied are copied again. Stop every Java MirrorMaker 2 of this flow before the take-over",
+            flow.name,
+            spec.topic,
+            open.join(", ")
         );
     }
     // Java keeps positions of topics it no longer mirrors; they are not ours.
