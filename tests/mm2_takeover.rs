@@ -1,7 +1,9 @@
 //! End-to-end: a flow moved from Java MirrorMaker 2 (dedicated mode,
 //! scripts/java-mm2) to `mirror-maker --mm2.config` on the same file, and
-//! back again with `--mm2.write.connect.offsets true`, between real Kafka
-//! 3.9 clusters (`scripts/clusters start`, see tests/common).
+//! back again with `--mm2.write.connect.offsets true`, then to ours once
+//! more, between real Kafka 3.9 clusters (`scripts/clusters start`, see
+//! tests/common); and a take-over from positions Java wrote in
+//! transactions, some aborted or left open.
 //!
 //! Each move is judged on the target by the records' values (each value is
 //! written once at the source): none missing, and duplicates counted and
@@ -160,10 +162,29 @@ fn take_over_from_java_mm2_and_hand_back() {
     let (missing_all, dups_all) = judge("java -> ours -> java", &remote, &produced);
     let dups_back = dups_all - dups_in;
 
+    // 5. Ours once more, K more records. The group still holds what ours
+    // committed in step 3, behind what Java copied since; Java's positions
+    // are the later ones and must win. Java stopped only once its positions
+    // named every source record and nothing was produced meanwhile, so no
+    // record it copied is outside them: nothing may be copied twice here.
+    produced.extend(records(&topic, n + 2 * m + k, k));
+    produce(&source(), &topic, &produced[n + 2 * m + k..]);
+    let mut again = Mirror::start(&[s("--mm2.config"), path(&file)]);
+    wait_for("ours (again) to copy and commit the rest", MM2_DEADLINE, || {
+        assert!(again.alive(), "ours exited early:\n{}", again.output());
+        committed_and_end(&source(), &group, &topic).iter().all(|(_, c, end)| *c == Some(*end))
+    });
+    assert_eq!(again.stop(), 0, "ours' exit status on SIGTERM:\n{}", again.output());
+    let took_over_again =
+        again.output().lines().find(|l| l.contains("continue from Java MirrorMaker 2's offsets")).unwrap_or("(no take-over line)").to_string();
+    let (missing_again, dups_total) = judge("java -> ours -> java -> ours", &remote, &produced);
+    let dups_again = dups_total - dups_all;
+
     println!(
         "take-over: java -> ours: {missing_in} missing, {dups_in} duplicates (java's unflushed window {java_window}); \
          ours -> java: {missing_all} missing, {dups_back} duplicates (ours' unwritten window {ours_window}); positions after ours {after_ours:?}; java exits {java_exit}, {java_exit_again}\n  \
-         ours: {took_over}\n  ours: {handed}"
+         ours -> java -> ours: {missing_again} missing, {dups_again} duplicates\n  \
+         ours: {took_over}\n  ours: {handed}\n  ours again: {took_over_again}"
     );
     assert_eq!(missing_in, 0, "records missing after ours took over from Java MM2 (log {})", ours.log.display());
     assert!(dups_in <= java_window, "{dups_in} records copied twice after the take-over, beyond Java's unflushed window of {java_window}");
@@ -173,6 +194,8 @@ fn take_over_from_java_mm2_and_hand_back() {
     assert_eq!(missing_all, 0, "records missing after Java MM2 took over again from ours");
     assert!(dups_back <= ours_window, "{dups_back} records copied twice after handing back, beyond ours' unwritten window of {ours_window}");
     assert!(list_topics(&target()).contains(&offsets_topic));
+    assert_eq!(missing_again, 0, "records missing after ours took over again from Java MM2 (log {})", again.log.display());
+    assert_eq!(dups_again, 0, "records Java MM2 had copied were copied again by ours' second take-over (log {}): {took_over_again}", again.log.display());
 }
 
 /// The values of `topic` a read_committed consumer sees: every partition

@@ -7,10 +7,12 @@
 //!   topic is read whole and read committed, every partition from the
 //!   beginning to the last stable offset it had (last record per key wins,
 //!   a null value deletes the key; see [`read_positions`]), and
-//!   every source partition the flow's group `mm2.A->B` has not committed
-//!   gets Java's position, `offset + 1` (Java stores the last replicated
-//!   offset, a consumer group the next one to read). A partition the group
-//!   has committed keeps it: our own progress wins.
+//!   every source partition of the flow's group `mm2.A->B` continues from
+//!   the later of its own committed offset and Java's position `offset + 1`
+//!   (Java stores the last replicated offset, a consumer group the next one
+//!   to read): both name only records the target acknowledged, and after
+//!   ours, then Java, then ours again the group's own offsets are behind
+//!   what Java copied. The group is never moved back.
 //! - **Handing back** (`--mm2.write.connect.offsets`): a thread reads the
 //!   group's committed offsets every commit interval, and once more after
 //!   the streams are done at the stop, and writes the positions that
@@ -40,6 +42,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
+use crate::engine::consumer::log_names;
 use crate::engine::topics::{admin_client, admin_config, block_on};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
@@ -622,12 +625,12 @@ fn take_over(
     java.offsets.retain(|tp, _| existing.contains(tp));
     let gone = before - java.offsets.len();
     let group_err = |source| ConnectOffsetsError::Group { group: group.into(), source };
-    let committed: std::collections::HashSet<SourcePartition> =
-        groups::group_offsets(admin.client(), group).map_err(group_err)?.into_iter().map(|o| (o.topic, o.partition)).collect();
-    let missing = missing_positions(&java.offsets, &committed);
-    let mut taken = missing.len();
-    if !missing.is_empty() {
-        match groups::alter_group_offsets(admin.client(), group, &missing) {
+    let committed: BTreeMap<SourcePartition, i64> =
+        groups::group_offsets(admin.client(), group).map_err(group_err)?.into_iter().map(|o| ((o.topic, o.partition), o.offset)).collect();
+    let choice = choose_positions(&java.offsets, &committed);
+    let mut taken = choice.take.len();
+    if !choice.take.is_empty() {
+        match groups::alter_group_offsets(admin.client(), group, &choice.take) {
             Ok(()) => {}
             // Another copy of this flow is running: its consumers own the positions.
             Err(e @ GroupError::Active { .. }) => {
@@ -636,7 +639,8 @@ fn take_over(
             }
             Err(GroupError::Partitions { refused, .. }) => {
                 warn!(
-                    "[{}] the source refused Java MirrorMaker 2's positions for {} partition(s), which start from auto.offset.reset: {}",
+                    "[{}] the source refused Java MirrorMaker 2's positions for {} partition(s), which keep the group's own committed offset \
+                     or else start from auto.offset.reset: {}",
                     flow.name,
                     refused.len(),
                     refused.iter().map(|r| format!("{}-{}: {}", r.topic, r.partition, r.error)).collect::<Vec<_>>().join("; ")
@@ -646,25 +650,66 @@ fn take_over(
             Err(e) => return Err(group_err(e)),
         }
     }
+    if taken > 0 && !choice.past_own.is_empty() {
+        // The group's own offsets there are from before Java ran (ours, then
+        // Java, then ours again): continuing from them would copy again
+        // what Java copied meanwhile.
+        log_names(
+            &flow.name,
+            &format!("Java MirrorMaker 2's positions are later than group {group}'s own committed offsets on"),
+            "partitions",
+            &choice.past_own,
+        );
+    }
     info!(
-        "[{}] {taken} partition(s) continue from Java MirrorMaker 2's offsets in {} ({} kept the group {group}'s own committed offset, \
-         {gone} no longer exist at the source; {} records of other connectors or clusters ignored)",
+        "[{}] {taken} partition(s) continue from Java MirrorMaker 2's offsets in {} ({} of them past the group {group}'s own earlier \
+         committed offset; {} kept the group's own committed offset, at or past Java's; {gone} no longer exist at the source; {} records \
+         of other connectors or clusters ignored)",
         flow.name,
         spec.topic,
-        java.offsets.len() - missing.len(),
+        choice.past_own.len(),
+        choice.kept,
         java.others
     );
     Ok(java)
 }
 
-/// The group offsets that continue Java's positions where the group has
-/// committed nothing: the next offset after the last replicated one.
-fn missing_positions(java: &BTreeMap<SourcePartition, i64>, committed: &std::collections::HashSet<SourcePartition>) -> Vec<GroupOffset> {
-    java.iter()
-        // A negative position is Java's "nothing yet": auto.offset.reset decides, as for Java.
-        .filter(|(tp, offset)| **offset >= 0 && !committed.contains(*tp))
-        .map(|((topic, partition), offset)| GroupOffset { topic: topic.clone(), partition: *partition, offset: offset + 1, metadata: String::new() })
-        .collect()
+/// Where the partitions of Java's positions continue.
+#[derive(Debug, Default, PartialEq)]
+struct Choice {
+    /// The group offsets to commit: Java's next offset where it is later
+    /// than the group's own committed offset, or the group has none.
+    take: Vec<GroupOffset>,
+    /// Of those, the partitions where the group had an earlier offset of its
+    /// own, described: `topic-p (group's X, Java's Y)`.
+    past_own: Vec<String>,
+    /// Partitions whose own committed offset is at or past Java's next one.
+    kept: usize,
+}
+
+/// Per partition, the later of the group's own committed offset and Java's
+/// next offset (the one after its last replicated one). Both name only
+/// records the target acknowledged (Java writes a position after the ack,
+/// ours commits after it), so the later one loses nothing and copies
+/// nothing twice; the earlier one would copy again what the other mirror
+/// copied since. Never moves the group back.
+fn choose_positions(java: &BTreeMap<SourcePartition, i64>, committed: &BTreeMap<SourcePartition, i64>) -> Choice {
+    let mut choice = Choice::default();
+    for (tp, &last) in java {
+        let own = committed.get(tp).copied();
+        // A negative position is Java's "nothing yet": the group's own
+        // offset, or else auto.offset.reset, decides, as for Java.
+        if last < 0 || own.is_some_and(|own| own > last) {
+            choice.kept += usize::from(own.is_some());
+            continue;
+        }
+        let (topic, partition) = tp;
+        if let Some(own) = own {
+            choice.past_own.push(format!("{topic}-{partition} (group's {own}, Java's {})", last + 1));
+        }
+        choice.take.push(GroupOffset { topic: topic.clone(), partition: *partition, offset: last + 1, metadata: String::new() });
+    }
+    choice
 }
 
 // ---------------------------------------------------------------------------
@@ -936,11 +981,20 @@ mod tests {
     }
 
     #[test]
-    fn the_group_takes_javas_next_offset_only_where_it_has_none() {
-        let java = BTreeMap::from([(("t".to_string(), 0), 61), (("t".to_string(), 1), 16), (("t".to_string(), 2), -1)]);
-        let committed = std::collections::HashSet::from([("t".to_string(), 1)]);
-        let missing = missing_positions(&java, &committed);
-        assert_eq!(missing, vec![GroupOffset { topic: "t".into(), partition: 0, offset: 62, metadata: String::new() }]);
+    fn each_partition_continues_from_the_later_of_the_groups_offset_and_javas_next() {
+        let tp = |p| ("t".to_string(), p);
+        let o = |p, offset| GroupOffset { topic: "t".into(), partition: p, offset, metadata: String::new() };
+        // 0: no own offset; 1: own later; 2: own equal to Java's next;
+        // 3: own earlier (ours, then Java, then ours again); 4: Java has
+        // nothing yet, own kept; 5: Java has nothing yet, no own.
+        let java = BTreeMap::from([(tp(0), 61), (tp(1), 16), (tp(2), 20), (tp(3), 99), (tp(4), -1), (tp(5), -1)]);
+        let committed = BTreeMap::from([(tp(1), 40), (tp(2), 21), (tp(3), 50), (tp(4), 7), (tp(9), 3)]);
+        let choice = choose_positions(&java, &committed);
+        assert_eq!(choice.take, vec![o(0, 62), o(3, 100)]);
+        assert_eq!(choice.past_own, vec!["t-3 (group's 50, Java's 100)".to_string()]);
+        assert_eq!(choice.kept, 3);
+        // Never backwards: every offset taken is past the group's own.
+        assert!(choice.take.iter().all(|g| committed.get(&(g.topic.clone(), g.partition)).is_none_or(|own| *own < g.offset)));
     }
 
     #[test]
