@@ -1,7 +1,9 @@
 //! End-to-end: a flow moved from Java MirrorMaker 2 (dedicated mode,
 //! scripts/java-mm2) to `mirror-maker --mm2.config` on the same file, and
-//! back again with `--mm2.write.connect.offsets true`, between real Kafka
-//! 3.9 clusters (`scripts/clusters start`, see tests/common).
+//! back again with `--mm2.write.connect.offsets true`, then to ours once
+//! more, between real Kafka 3.9 clusters (`scripts/clusters start`, see
+//! tests/common); and a take-over from positions Java wrote in
+//! transactions, some aborted or left open.
 //!
 //! Each move is judged on the target by the records' values (each value is
 //! written once at the source): none missing, and duplicates counted and
@@ -13,10 +15,14 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
-use mirror_maker::engine::connect_offsets::read_positions;
+use mirror_maker::engine::connect_offsets::{partition_of, read_positions};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 /// Java needs 20-30 s to its first record on an idle machine, more on a
@@ -156,10 +162,29 @@ fn take_over_from_java_mm2_and_hand_back() {
     let (missing_all, dups_all) = judge("java -> ours -> java", &remote, &produced);
     let dups_back = dups_all - dups_in;
 
+    // 5. Ours once more, K more records. The group still holds what ours
+    // committed in step 3, behind what Java copied since; Java's positions
+    // are the later ones and must win. Java stopped only once its positions
+    // named every source record and nothing was produced meanwhile, so no
+    // record it copied is outside them: nothing may be copied twice here.
+    produced.extend(records(&topic, n + 2 * m + k, k));
+    produce(&source(), &topic, &produced[n + 2 * m + k..]);
+    let mut again = Mirror::start(&[s("--mm2.config"), path(&file)]);
+    wait_for("ours (again) to copy and commit the rest", MM2_DEADLINE, || {
+        assert!(again.alive(), "ours exited early:\n{}", again.output());
+        committed_and_end(&source(), &group, &topic).iter().all(|(_, c, end)| *c == Some(*end))
+    });
+    assert_eq!(again.stop(), 0, "ours' exit status on SIGTERM:\n{}", again.output());
+    let took_over_again =
+        again.output().lines().find(|l| l.contains("continue from Java MirrorMaker 2's offsets")).unwrap_or("(no take-over line)").to_string();
+    let (missing_again, dups_total) = judge("java -> ours -> java -> ours", &remote, &produced);
+    let dups_again = dups_total - dups_all;
+
     println!(
         "take-over: java -> ours: {missing_in} missing, {dups_in} duplicates (java's unflushed window {java_window}); \
          ours -> java: {missing_all} missing, {dups_back} duplicates (ours' unwritten window {ours_window}); positions after ours {after_ours:?}; java exits {java_exit}, {java_exit_again}\n  \
-         ours: {took_over}\n  ours: {handed}"
+         ours -> java -> ours: {missing_again} missing, {dups_again} duplicates\n  \
+         ours: {took_over}\n  ours: {handed}\n  ours again: {took_over_again}"
     );
     assert_eq!(missing_in, 0, "records missing after ours took over from Java MM2 (log {})", ours.log.display());
     assert!(dups_in <= java_window, "{dups_in} records copied twice after the take-over, beyond Java's unflushed window of {java_window}");
@@ -169,6 +194,142 @@ fn take_over_from_java_mm2_and_hand_back() {
     assert_eq!(missing_all, 0, "records missing after Java MM2 took over again from ours");
     assert!(dups_back <= ours_window, "{dups_back} records copied twice after handing back, beyond ours' unwritten window of {ours_window}");
     assert!(list_topics(&target()).contains(&offsets_topic));
+    assert_eq!(missing_again, 0, "records missing after ours took over again from Java MM2 (log {})", again.log.display());
+    assert_eq!(dups_again, 0, "records Java MM2 had copied were copied again by ours' second take-over (log {}): {took_over_again}", again.log.display());
+}
+
+/// The values of `topic` a read_committed consumer sees: every partition
+/// from its start to its last stable offset (what such a consumer's end
+/// query answers), the end told by the consumer's position, which passes
+/// aborted records and transaction markers without handing them over.
+fn committed_values(bootstrap: &str, topic: &str) -> Vec<Vec<u8>> {
+    let parts = partitions_of(bootstrap, topic).unwrap_or(0) as i32;
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", unique("committed-reader"))
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    let mut ends = HashMap::new();
+    for p in 0..parts {
+        list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
+        ends.insert(p, c.fetch_watermarks(topic, p, Duration::from_secs(15)).unwrap().1);
+    }
+    c.assign(&list).unwrap();
+    let mut out = Vec::new();
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(Ok(m)) = c.poll(Duration::from_millis(200)) {
+            if m.offset() < ends[&m.partition()] {
+                out.push(m.payload().unwrap_or_default().to_vec());
+            }
+        }
+        let at = c.position().unwrap();
+        let done = (0..parts).all(|p| ends[&p] == 0 || matches!(at.find_partition(topic, p).map(|e| e.offset()), Some(Offset::Offset(o)) if o >= ends[&p]));
+        if done {
+            return out;
+        }
+        assert!(Instant::now() < deadline, "{topic}: could not read committed records up to {ends:?}; at {at:?}");
+    }
+}
+
+/// Java MirrorMaker 2 with exactly-once (`B.exactly.once.source.support =
+/// enabled`) writes its position in the same transaction as the records it
+/// copied. An aborted transaction leaves on the target a position whose
+/// records no read_committed consumer sees, and a transaction still open
+/// (a Java that died mid-transaction; the broker aborts it only after its
+/// timeout) a position that may never count. The take-over must continue
+/// from the last committed position: here records 0..20 were copied and
+/// committed with position 19, 20..60 copied and aborted with position 59,
+/// and 60..80 copied with position 79 in a transaction left open while
+/// ours takes over. The test writes those records and positions itself,
+/// in Java's bytes (see the unit tests of connect_offsets, checked against
+/// a real Java MM2), with a transactional producer as Java's Connect
+/// worker does.
+#[test]
+fn take_over_continues_from_the_last_committed_position_only() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = (format!("A{id}"), format!("B{id}"));
+    let topic = format!("tkc-{id}");
+    let remote = format!("{a}.{topic}");
+    let group = format!("mm2.{a}->{b}");
+    let offsets_topic = format!("mm2-offsets.{a}.internal");
+    let mut lines = vec![
+        format!("clusters = {a}, {b}"),
+        format!("{a}.bootstrap.servers = {}", source()),
+        format!("{b}.bootstrap.servers = {}", target()),
+        format!("{a}->{b}.enabled = true"),
+        format!("{a}->{b}.topics = {topic}"),
+    ];
+    lines.extend(mm2_common_lines());
+    let file = props("mm2.properties", &lines);
+    let produced = records(&topic, 0, 100);
+    create_topic(&source(), &topic, 1, &[]);
+    produce(&source(), &topic, &produced);
+    create_topic(&target(), &remote, 1, &[]);
+    // As Java's Connect worker creates it: compacted, 25 partitions.
+    create_topic(&target(), &offsets_topic, 25, &[("cleanup.policy", "compact")]);
+
+    let java: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", target())
+        .set("transactional.id", format!("{a}-mm2-MirrorSourceConnector-0"))
+        // The open transaction must outlive ours' take-over on a slow machine.
+        .set("transaction.timeout.ms", "600000")
+        .create()
+        .unwrap();
+    java.init_transactions(Duration::from_secs(30)).unwrap();
+    let key = format!(r#"["MirrorSourceConnector",{{"cluster":"{a}","partition":0,"topic":"{topic}"}}]"#);
+    let offsets_partition = partition_of(key.as_bytes(), 25);
+    let copy = |from: usize, to: usize| {
+        java.begin_transaction().unwrap();
+        for r in &produced[from..to] {
+            let mut record = BaseRecord::<[u8], [u8]>::to(&remote).partition(0).payload(r.value.as_deref().unwrap());
+            record.key = r.key.as_deref();
+            java.send(record).map_err(|(e, _)| e).unwrap();
+        }
+        let value = format!(r#"{{"offset":{}}}"#, to - 1);
+        java.send(BaseRecord::to(&offsets_topic).partition(offsets_partition).key(key.as_str()).payload(value.as_str())).map_err(|(e, _)| e).unwrap();
+        // Written before an abort, so the aborted records take offsets (an
+        // abort purges what is still queued).
+        java.flush(Duration::from_secs(30)).unwrap();
+    };
+    copy(0, 20);
+    java.commit_transaction(Duration::from_secs(30)).unwrap();
+    copy(20, 60);
+    java.abort_transaction(Duration::from_secs(30)).unwrap();
+    copy(60, 80);
+
+    let mut ours = Mirror::start(&[s("--mm2.config"), path(&file)]);
+    wait_for("ours to take over, copy and commit every source record", MM2_DEADLINE, || {
+        assert!(ours.alive(), "ours exited early:\n{}", ours.output());
+        committed_and_end(&source(), &group, &topic).iter().all(|(_, c, end)| *c == Some(*end))
+    });
+    assert_eq!(ours.stop(), 0, "ours' exit status on SIGTERM:\n{}", ours.output());
+    let log = ours.output();
+    let took_over = log.lines().find(|l| l.contains("continue from Java MirrorMaker 2's offsets")).unwrap_or("(no take-over line)").to_string();
+    // The dead Java's transaction ends as the broker would end it.
+    java.abort_transaction(Duration::from_secs(30)).unwrap();
+
+    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
+    for v in committed_values(&target(), &remote) {
+        *seen.entry(v).or_default() += 1;
+    }
+    let missing: Vec<String> =
+        produced.iter().filter_map(|r| r.value.clone()).filter(|v| !seen.contains_key(v)).map(|v| String::from_utf8_lossy(&v).into_owned()).collect();
+    let extra: usize = seen.values().map(|n| n - 1).sum();
+    println!("committed take-over: {} missing {:?}, {extra} duplicates; ours: {took_over}", missing.len(), &missing[..missing.len().min(10)]);
+    assert!(missing.is_empty(), "a read_committed consumer of {remote} misses {} source records: {missing:?} (log {})", missing.len(), ours.log.display());
+    assert_eq!(extra, 0, "records copied twice on {remote} (log {})", ours.log.display());
+    // The open transaction neither held the take-over up nor went unsaid.
+    assert!(
+        log.contains(&format!("{offsets_topic} holds transactions still open (partition {offsets_partition}:")),
+        "no warning about the open transaction in {offsets_topic} (log {})",
+        ours.log.display()
+    );
 }
 
 /// Deletes the test's topics on both clusters when it ends, passed or failed.

@@ -4,12 +4,15 @@
 //! copying its records again.
 //!
 //! - **Taking over** ([`start`], before the flow's consumers start): the
-//!   topic is read whole, every partition from the beginning to the end it
-//!   had (last record per key wins, a null value deletes the key), and
-//!   every source partition the flow's group `mm2.A->B` has not committed
-//!   gets Java's position, `offset + 1` (Java stores the last replicated
-//!   offset, a consumer group the next one to read). A partition the group
-//!   has committed keeps it: our own progress wins.
+//!   topic is read whole and read committed, every partition from the
+//!   beginning to the last stable offset it had (last record per key wins,
+//!   a null value deletes the key; see [`read_positions`]), and
+//!   every source partition of the flow's group `mm2.A->B` continues from
+//!   the later of its own committed offset and Java's position `offset + 1`
+//!   (Java stores the last replicated offset, a consumer group the next one
+//!   to read): both name only records the target acknowledged, and after
+//!   ours, then Java, then ours again the group's own offsets are behind
+//!   what Java copied. The group is never moved back.
 //! - **Handing back** (`--mm2.write.connect.offsets`): a thread reads the
 //!   group's committed offsets every commit interval, and once more after
 //!   the streams are done at the stop, and writes the positions that
@@ -19,9 +22,10 @@
 //! Records are JsonConverter's with `schemas.enable=false`: key
 //! `["MirrorSourceConnector",{"cluster":"A","partition":0,"topic":"foo"}]`,
 //! value `{"offset":1234}`, compact. The JSON is written and read by hand
-//! here: the shapes are fixed and tiny. A writer must produce the same key
-//! bytes, in the same partition (`murmur2(key) % partitions`, Java's default
-//! partitioner), or compaction and Java's last-wins read go wrong.
+//! (module `json`): the shapes are fixed and tiny. A writer must produce
+//! the same key bytes, in the same partition (`murmur2(key) % partitions`,
+//! Java's default partitioner), or compaction and Java's last-wins read go
+//! wrong.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -39,12 +43,17 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
+use crate::engine::consumer::log_names;
 use crate::engine::topics::{admin_client, admin_config, block_on};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::Shutdown;
-use crate::plan::partitioner::java_partition;
 use crate::plan::{ConnectOffsets, Flow};
+
+mod json;
+
+use json::{decode_key, decode_value, Key};
+pub use json::{encode_key, encode_value, partition_of};
 
 /// The first element of a source position's key: the connector's name,
 /// which in dedicated mode is the class's simple name.
@@ -107,293 +116,6 @@ impl fmt::Display for ConnectOffsetsError {
 
 impl std::error::Error for ConnectOffsetsError {}
 
-// ---------------------------------------------------------------------------
-// The records' bytes.
-
-/// A string as Jackson writes it: `"` and `\` escaped, control characters
-/// as `\n`-style or `\u00XX` (upper-case hex), everything else as is.
-fn push_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// The key Java's source task writes for a source partition of the flow
-/// from `cluster` (its alias).
-pub fn encode_key(cluster: &str, topic: &str, partition: i32) -> Vec<u8> {
-    let mut s = String::with_capacity(64 + cluster.len() + topic.len());
-    s.push_str("[\"");
-    s.push_str(CONNECTOR);
-    s.push_str("\",{\"cluster\":");
-    push_json_string(&mut s, cluster);
-    s.push_str(",\"partition\":");
-    s.push_str(&partition.to_string());
-    s.push_str(",\"topic\":");
-    push_json_string(&mut s, topic);
-    s.push_str("}]");
-    s.into_bytes()
-}
-
-/// The value for `offset`, the last replicated offset.
-pub fn encode_value(offset: i64) -> Vec<u8> {
-    format!("{{\"offset\":{offset}}}").into_bytes()
-}
-
-/// The partition of the offsets topic a key goes to, as Java's producer
-/// places it.
-pub fn partition_of(key: &[u8], partitions: i32) -> i32 {
-    java_partition(key, partitions.max(1))
-}
-
-/// The JSON values these records hold.
-#[derive(Debug, PartialEq)]
-enum Json {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Str(String),
-    Array(Vec<Json>),
-    Object(Vec<(String, Json)>),
-}
-
-/// Deeper than any record of the offsets topic: garbage is refused
-/// before it can exhaust the stack.
-const MAX_DEPTH: usize = 8;
-
-/// A tiny JSON reader: whitespace anywhere, integers only (offsets and
-/// partitions; a fraction or exponent is refused), strings with every
-/// escape including surrogate pairs.
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn parse(bytes: &'a [u8]) -> Result<Json, String> {
-        let mut r = Reader { b: bytes, at: 0 };
-        let v = r.value(0)?;
-        r.ws();
-        if r.at != r.b.len() {
-            return Err(format!("trailing bytes at {}", r.at));
-        }
-        Ok(v)
-    }
-
-    fn ws(&mut self) {
-        while self.at < self.b.len() && matches!(self.b[self.at], b' ' | b'\t' | b'\n' | b'\r') {
-            self.at += 1;
-        }
-    }
-
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.b.get(self.at).copied()
-    }
-
-    fn expect(&mut self, c: u8) -> Result<(), String> {
-        if self.peek() == Some(c) {
-            self.at += 1;
-            Ok(())
-        } else {
-            Err(format!("expected '{}' at {}", c as char, self.at))
-        }
-    }
-
-    fn literal(&mut self, word: &str, v: Json) -> Result<Json, String> {
-        if self.b[self.at..].starts_with(word.as_bytes()) {
-            self.at += word.len();
-            Ok(v)
-        } else {
-            Err(format!("unexpected byte at {}", self.at))
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Result<Json, String> {
-        if depth > MAX_DEPTH {
-            return Err("nested too deep".into());
-        }
-        match self.peek() {
-            None => Err("unexpected end".into()),
-            Some(b'n') => self.literal("null", Json::Null),
-            Some(b't') => self.literal("true", Json::Bool(true)),
-            Some(b'f') => self.literal("false", Json::Bool(false)),
-            Some(b'"') => self.string().map(Json::Str),
-            Some(b'[') => {
-                self.at += 1;
-                let mut items = Vec::new();
-                if self.peek() == Some(b']') {
-                    self.at += 1;
-                    return Ok(Json::Array(items));
-                }
-                loop {
-                    items.push(self.value(depth + 1)?);
-                    match self.peek() {
-                        Some(b',') => self.at += 1,
-                        Some(b']') => {
-                            self.at += 1;
-                            return Ok(Json::Array(items));
-                        }
-                        _ => return Err(format!("expected ',' or ']' at {}", self.at)),
-                    }
-                }
-            }
-            Some(b'{') => {
-                self.at += 1;
-                let mut fields = Vec::new();
-                if self.peek() == Some(b'}') {
-                    self.at += 1;
-                    return Ok(Json::Object(fields));
-                }
-                loop {
-                    if self.peek() != Some(b'"') {
-                        return Err(format!("expected a field name at {}", self.at));
-                    }
-                    let name = self.string()?;
-                    self.expect(b':')?;
-                    fields.push((name, self.value(depth + 1)?));
-                    match self.peek() {
-                        Some(b',') => self.at += 1,
-                        Some(b'}') => {
-                            self.at += 1;
-                            return Ok(Json::Object(fields));
-                        }
-                        _ => return Err(format!("expected ',' or '}}' at {}", self.at)),
-                    }
-                }
-            }
-            Some(c) if c == b'-' || c.is_ascii_digit() => self.integer(),
-            Some(_) => Err(format!("unexpected byte at {}", self.at)),
-        }
-    }
-
-    fn integer(&mut self) -> Result<Json, String> {
-        let start = self.at;
-        if self.b[self.at] == b'-' {
-            self.at += 1;
-        }
-        let digits = self.at;
-        while self.at < self.b.len() && self.b[self.at].is_ascii_digit() {
-            self.at += 1;
-        }
-        if self.at == digits || matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
-            return Err(format!("not an integer at {start}"));
-        }
-        let text = std::str::from_utf8(&self.b[start..self.at]).map_err(|e| e.to_string())?;
-        text.parse::<i64>().map(Json::Int).map_err(|_| format!("integer {text} out of range"))
-    }
-
-    fn hex4(&mut self) -> Result<u32, String> {
-        let h = self.b.get(self.at..self.at + 4).ok_or("short \\u escape")?;
-        let text = std::str::from_utf8(h).map_err(|_| "bad \\u escape")?;
-        let v = u32::from_str_radix(text, 16).map_err(|_| format!("bad \\u escape at {}", self.at))?;
-        self.at += 4;
-        Ok(v)
-    }
-
-    /// A string at the current position (its opening quote included).
-    fn string(&mut self) -> Result<String, String> {
-        self.at += 1;
-        let mut out = Vec::new();
-        loop {
-            let Some(&c) = self.b.get(self.at) else { return Err("unterminated string".into()) };
-            self.at += 1;
-            match c {
-                b'"' => return String::from_utf8(out).map_err(|_| "a string is not UTF-8".to_string()),
-                b'\\' => {
-                    let Some(&e) = self.b.get(self.at) else { return Err("unterminated escape".into()) };
-                    self.at += 1;
-                    let ch = match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                if self.b.get(self.at..self.at + 2) != Some(b"\\u") {
-                                    return Err("lone surrogate".into());
-                                }
-                                self.at += 2;
-                                let lo = self.hex4()?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err("lone surrogate".into());
-                                }
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            } else {
-                                hi
-                            };
-                            char::from_u32(code).ok_or("lone surrogate")?
-                        }
-                        _ => return Err(format!("bad escape at {}", self.at - 1)),
-                    };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                }
-                c if c < 0x20 => return Err("control character in a string".into()),
-                c => out.push(c),
-            }
-        }
-    }
-}
-
-/// What a key of the offsets topic is.
-#[derive(Debug, PartialEq)]
-enum Key {
-    /// A source position of a flow from `cluster`.
-    Source { cluster: String, topic: String, partition: i32 },
-    /// Another connector's key (checkpoint, heartbeat) or another shape.
-    Other,
-}
-
-fn decode_key(bytes: &[u8]) -> Result<Key, String> {
-    let Json::Array(items) = Reader::parse(bytes)? else { return Err("the key is not a JSON array".into()) };
-    let [Json::Str(connector), Json::Object(fields)] = &items[..] else { return Err("the key is not [name, {partition}]".into()) };
-    if connector != CONNECTOR {
-        return Ok(Key::Other);
-    }
-    let (mut cluster, mut topic, mut partition) = (None, None, None);
-    for (name, v) in fields {
-        match (name.as_str(), v) {
-            ("cluster", Json::Str(s)) if cluster.is_none() => cluster = Some(s.clone()),
-            ("topic", Json::Str(s)) if topic.is_none() => topic = Some(s.clone()),
-            ("partition", Json::Int(p)) if partition.is_none() => partition = Some(i32::try_from(*p).map_err(|_| format!("partition {p} out of range"))?),
-            // A key with other fields is another Connect partition: Java
-            // would never read it for this source partition.
-            _ => return Ok(Key::Other),
-        }
-    }
-    match (cluster, topic, partition) {
-        (Some(cluster), Some(topic), Some(partition)) if partition >= 0 => Ok(Key::Source { cluster, topic, partition }),
-        _ => Err("a MirrorSourceConnector key without cluster, topic and partition".into()),
-    }
-}
-
-fn decode_value(bytes: &[u8]) -> Result<i64, String> {
-    match Reader::parse(bytes)? {
-        Json::Object(fields) => match &fields[..] {
-            [(name, Json::Int(o))] if name == "offset" => Ok(*o),
-            _ => Err("the value is not {\"offset\":N}".into()),
-        },
-        _ => Err("the value is not a JSON object".into()),
-    }
-}
-
 /// Java MirrorMaker 2's positions of one flow, as read from the offsets topic.
 #[derive(Debug, Default, PartialEq)]
 pub struct JavaPositions {
@@ -406,6 +128,9 @@ pub struct JavaPositions {
     /// Records that are not JsonConverter's, skipped; the first is described.
     pub malformed: u64,
     pub first_malformed: Option<String>,
+    /// Partitions of the offsets topic read only to an open transaction:
+    /// (partition, last stable offset, high watermark).
+    pub open: Vec<(i32, i64, i64)>,
 }
 
 impl JavaPositions {
@@ -443,23 +168,30 @@ impl JavaPositions {
 // Reading.
 
 /// Reads the whole offsets `topic` (every partition, from the beginning to
-/// the end it has when asked) for the positions of the flow from `cluster`.
-/// None when the topic does not exist. Gives up when `stop` says so.
+/// the last stable offset it has when asked) for the positions of the flow
+/// from `cluster`. None when the topic does not exist. Gives up when `stop`
+/// says so.
+///
+/// Read committed: Java MM2 with exactly-once writes a position in the
+/// same transaction as the records it names, so the position of an aborted
+/// transaction names records no read_committed consumer of the target ever
+/// sees, and continuing after it would lose them. Without exactly-once
+/// nothing is transactional and every record is read as before. The end of
+/// a read_committed read is each partition's last stable offset: a
+/// transaction still open there (a Java MM2 still running, or one that died
+/// mid-transaction, which the broker aborts after its
+/// `transaction.timeout.ms`) does not hold the read up; its positions are
+/// not taken (they are listed in [`JavaPositions::open`] and warned about),
+/// so if it commits later its records are copied again: duplicates, never
+/// a loss.
 pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &dyn Fn() -> bool) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
-    let mut c = admin_config(config);
-    // Connect reads its offsets uncommitted unless exactly-once is on; a
-    // read_committed reader would stop at an open transaction.
-    c.set("group.id", groups::ADMIN_GROUP_ID)
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "false")
-        .set("isolation.level", "read_uncommitted");
-    let consumer: BaseConsumer = c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })?;
+    let consumer = reader(config, topic, "read_committed")?;
     let mut positions = JavaPositions::default();
     let read = topic_reader::read_to_end(&consumer, topic, Partitions::All, READ_PATIENCE, stop, |m| {
         positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
     });
     match read {
-        Ok(Some(_)) => {}
+        Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
         Ok(None) => return Ok(None),
         Err(ReadError::Request { error, .. }) => {
             return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: error.to_string() })
@@ -467,6 +199,37 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
         Err(e) => return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() }),
     }
     Ok(Some(positions))
+}
+
+/// A reader of the offsets `topic` at `isolation` (nothing is committed:
+/// the group id is only there because librdkafka wants one).
+fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseConsumer, ConnectOffsetsError> {
+    let mut c = admin_config(config);
+    c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("isolation.level", isolation);
+    c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })
+}
+
+/// The partitions whose high watermark is past the last stable offset the
+/// read stopped at, as (partition, last stable offset, high watermark): an
+/// open transaction. Asked only to say so; a failed question is logged and
+/// answers none.
+fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::Ends) -> Vec<(i32, i64, i64)> {
+    let consumer = match reader(config, topic, "read_uncommitted") {
+        Ok(c) => c,
+        Err(e) => {
+            debug!("open transactions in {topic} not looked for: {e}");
+            return Vec::new();
+        }
+    };
+    let mut open = Vec::new();
+    for (&p, &lso) in stable {
+        match consumer.fetch_watermarks(topic, p, REQUEST_TIMEOUT) {
+            Ok((_, high)) if high > lso => open.push((p, lso, high)),
+            Ok(_) => {}
+            Err(e) => debug!("open transactions in {topic}-{p} not looked for: {e}"),
+        }
+    }
+    open
 }
 
 // ---------------------------------------------------------------------------
@@ -550,6 +313,17 @@ fn take_over(
             java.first_malformed.as_deref().unwrap_or("")
         );
     }
+    if !java.open.is_empty() {
+        let open: Vec<String> = java.open.iter().map(|(p, lso, high)| format!("partition {p}: offsets {lso} to {}", high - 1)).collect();
+        warn!(
+            "[{}] {} holds transactions still open ({}): a Java MirrorMaker 2 with exactly-once is still running, or died mid-transaction \
+             (the broker aborts it after its transaction.timeout.ms). Their positions are not taken over: if they commit, the records \
+             they copied are copied again. Stop every Java MirrorMaker 2 of this flow before the take-over",
+            flow.name,
+            spec.topic,
+            open.join(", ")
+        );
+    }
     // Java keeps positions of topics it no longer mirrors; they are not ours.
     java.offsets.retain(|(topic, _), _| flow.filter.matches(topic));
     if java.offsets.is_empty() {
@@ -569,12 +343,12 @@ fn take_over(
     java.offsets.retain(|tp, _| existing.contains(tp));
     let gone = before - java.offsets.len();
     let group_err = |source| ConnectOffsetsError::Group { group: group.into(), source };
-    let committed: std::collections::HashSet<SourcePartition> =
-        groups::group_offsets(admin.client(), group).map_err(group_err)?.into_iter().map(|o| (o.topic, o.partition)).collect();
-    let missing = missing_positions(&java.offsets, &committed);
-    let mut taken = missing.len();
-    if !missing.is_empty() {
-        match groups::alter_group_offsets(admin.client(), group, &missing) {
+    let committed: BTreeMap<SourcePartition, i64> =
+        groups::group_offsets(admin.client(), group).map_err(group_err)?.into_iter().map(|o| ((o.topic, o.partition), o.offset)).collect();
+    let choice = choose_positions(&java.offsets, &committed);
+    let mut taken = choice.take.len();
+    if !choice.take.is_empty() {
+        match groups::alter_group_offsets(admin.client(), group, &choice.take) {
             Ok(()) => {}
             // Another copy of this flow is running: its consumers own the positions.
             Err(e @ GroupError::Active { .. }) => {
@@ -583,7 +357,8 @@ fn take_over(
             }
             Err(GroupError::Partitions { refused, .. }) => {
                 warn!(
-                    "[{}] the source refused Java MirrorMaker 2's positions for {} partition(s), which start from auto.offset.reset: {}",
+                    "[{}] the source refused Java MirrorMaker 2's positions for {} partition(s), which keep the group's own committed offset \
+                     or else start from auto.offset.reset: {}",
                     flow.name,
                     refused.len(),
                     refused.iter().map(|r| format!("{}-{}: {}", r.topic, r.partition, r.error)).collect::<Vec<_>>().join("; ")
@@ -593,25 +368,66 @@ fn take_over(
             Err(e) => return Err(group_err(e)),
         }
     }
+    if taken > 0 && !choice.past_own.is_empty() {
+        // The group's own offsets there are from before Java ran (ours, then
+        // Java, then ours again): continuing from them would copy again
+        // what Java copied meanwhile.
+        log_names(
+            &flow.name,
+            &format!("Java MirrorMaker 2's positions are later than group {group}'s own committed offsets on"),
+            "partitions",
+            &choice.past_own,
+        );
+    }
     info!(
-        "[{}] {taken} partition(s) continue from Java MirrorMaker 2's offsets in {} ({} kept the group {group}'s own committed offset, \
-         {gone} no longer exist at the source; {} records of other connectors or clusters ignored)",
+        "[{}] {taken} partition(s) continue from Java MirrorMaker 2's offsets in {} ({} of them past the group {group}'s own earlier \
+         committed offset; {} kept the group's own committed offset, at or past Java's; {gone} no longer exist at the source; {} records \
+         of other connectors or clusters ignored)",
         flow.name,
         spec.topic,
-        java.offsets.len() - missing.len(),
+        choice.past_own.len(),
+        choice.kept,
         java.others
     );
     Ok(java)
 }
 
-/// The group offsets that continue Java's positions where the group has
-/// committed nothing: the next offset after the last replicated one.
-fn missing_positions(java: &BTreeMap<SourcePartition, i64>, committed: &std::collections::HashSet<SourcePartition>) -> Vec<GroupOffset> {
-    java.iter()
-        // A negative position is Java's "nothing yet": auto.offset.reset decides, as for Java.
-        .filter(|(tp, offset)| **offset >= 0 && !committed.contains(*tp))
-        .map(|((topic, partition), offset)| GroupOffset { topic: topic.clone(), partition: *partition, offset: offset + 1, metadata: String::new() })
-        .collect()
+/// Where the partitions of Java's positions continue.
+#[derive(Debug, Default, PartialEq)]
+struct Choice {
+    /// The group offsets to commit: Java's next offset where it is later
+    /// than the group's own committed offset, or the group has none.
+    take: Vec<GroupOffset>,
+    /// Of those, the partitions where the group had an earlier offset of its
+    /// own, described: `topic-p (group's X, Java's Y)`.
+    past_own: Vec<String>,
+    /// Partitions whose own committed offset is at or past Java's next one.
+    kept: usize,
+}
+
+/// Per partition, the later of the group's own committed offset and Java's
+/// next offset (the one after its last replicated one). Both name only
+/// records the target acknowledged (Java writes a position after the ack,
+/// ours commits after it), so the later one loses nothing and copies
+/// nothing twice; the earlier one would copy again what the other mirror
+/// copied since. Never moves the group back.
+fn choose_positions(java: &BTreeMap<SourcePartition, i64>, committed: &BTreeMap<SourcePartition, i64>) -> Choice {
+    let mut choice = Choice::default();
+    for (tp, &last) in java {
+        let own = committed.get(tp).copied();
+        // A negative position is Java's "nothing yet": the group's own
+        // offset, or else auto.offset.reset, decides, as for Java.
+        if last < 0 || own.is_some_and(|own| own > last) {
+            choice.kept += usize::from(own.is_some());
+            continue;
+        }
+        let (topic, partition) = tp;
+        if let Some(own) = own {
+            choice.past_own.push(format!("{topic}-{partition} (group's {own}, Java's {})", last + 1));
+        }
+        choice.take.push(GroupOffset { topic: topic.clone(), partition: *partition, offset: last + 1, metadata: String::new() });
+    }
+    choice
 }
 
 // ---------------------------------------------------------------------------
@@ -864,30 +680,20 @@ mod tests {
     }
 
     #[test]
-    fn other_writers_spacing_and_field_order_read_the_same() {
-        let key = br#" [ "MirrorSourceConnector" , { "topic" : "a\u0062c" , "partition" : 3 , "cluster" : "Asrc" } ] "#;
-        assert_eq!(decode_key(key).unwrap(), Key::Source { cluster: "Asrc".into(), topic: "abc".into(), partition: 3 });
-        assert_eq!(decode_value(b"{ \"offset\" : -1 }").unwrap(), -1);
-    }
-
-    #[test]
-    fn strings_are_escaped_as_jackson_escapes_them() {
-        let key = encode_key("a\"b\\c\u{1}é", "t", 0);
-        assert_eq!(
-            String::from_utf8(key.clone()).unwrap(),
-            "[\"MirrorSourceConnector\",{\"cluster\":\"a\\\"b\\\\c\\u0001é\",\"partition\":0,\"topic\":\"t\"}]"
-        );
-        assert_eq!(decode_key(&key).unwrap(), Key::Source { cluster: "a\"b\\c\u{1}é".into(), topic: "t".into(), partition: 0 });
-        let emoji = br#"["MirrorSourceConnector",{"cluster":"\ud83d\ude00","partition":0,"topic":"t"}]"#;
-        assert_eq!(decode_key(emoji).unwrap(), Key::Source { cluster: "\u{1F600}".into(), topic: "t".into(), partition: 0 });
-    }
-
-    #[test]
-    fn the_group_takes_javas_next_offset_only_where_it_has_none() {
-        let java = BTreeMap::from([(("t".to_string(), 0), 61), (("t".to_string(), 1), 16), (("t".to_string(), 2), -1)]);
-        let committed = std::collections::HashSet::from([("t".to_string(), 1)]);
-        let missing = missing_positions(&java, &committed);
-        assert_eq!(missing, vec![GroupOffset { topic: "t".into(), partition: 0, offset: 62, metadata: String::new() }]);
+    fn each_partition_continues_from_the_later_of_the_groups_offset_and_javas_next() {
+        let tp = |p| ("t".to_string(), p);
+        let o = |p, offset| GroupOffset { topic: "t".into(), partition: p, offset, metadata: String::new() };
+        // 0: no own offset; 1: own later; 2: own equal to Java's next;
+        // 3: own earlier (ours, then Java, then ours again); 4: Java has
+        // nothing yet, own kept; 5: Java has nothing yet, no own.
+        let java = BTreeMap::from([(tp(0), 61), (tp(1), 16), (tp(2), 20), (tp(3), 99), (tp(4), -1), (tp(5), -1)]);
+        let committed = BTreeMap::from([(tp(1), 40), (tp(2), 21), (tp(3), 50), (tp(4), 7), (tp(9), 3)]);
+        let choice = choose_positions(&java, &committed);
+        assert_eq!(choice.take, vec![o(0, 62), o(3, 100)]);
+        assert_eq!(choice.past_own, vec!["t-3 (group's 50, Java's 100)".to_string()]);
+        assert_eq!(choice.kept, 3);
+        // Never backwards: every offset taken is past the group's own.
+        assert!(choice.take.iter().all(|g| committed.get(&(g.topic.clone(), g.partition)).is_none_or(|own| *own < g.offset)));
     }
 
     #[test]

@@ -4,12 +4,16 @@
 //! checkpointer at its start, `translate-offsets`, and the take-over from
 //! Java's Connect offsets.
 //!
-//! The end is each partition's high watermark when the read starts. A
-//! partition whose last offset is a transaction marker (Java MM2 with
-//! exactly-once writes its internal records in transactions) never hands
-//! that offset over: the consumer's position tells it was passed. The
-//! caller's consumer decides the isolation level; its `group.id` is only
-//! there because librdkafka wants one (nothing is committed).
+//! The end is each partition's end offset when the read starts, as the
+//! caller's consumer's isolation level has it (librdkafka asks the broker
+//! at that level): the high watermark read uncommitted, the last stable
+//! offset read committed, so a transaction open at the end stops a
+//! read_committed read before it instead of holding it up. A partition
+//! whose last offsets are a transaction marker or aborted records (Java
+//! MM2 with exactly-once writes its internal records in transactions)
+//! never hands those offsets over: the consumer's position tells they were
+//! passed. The consumer's `group.id` is only there because librdkafka
+//! wants one (nothing is committed).
 
 use std::collections::BTreeMap;
 use std::fmt;
