@@ -432,6 +432,12 @@ fn s7_target_topic_deleted_with_auto_create_off_is_a_clear_error() {
         t.clone(),
         s("--offset.commit.interval.ms"),
         s("500"),
+        // MM1's behaviour: the target broker decides about topics. With
+        // topic creation on (the default) a deleted target topic is made
+        // again like the source and the mirror goes on (tests/checkpoints
+        // a_target_topic_deleted_and_made_again_never_makes_a_translation_skip).
+        s("--create.topics"),
+        s("false"),
     ];
     let mut m = Mirror::start(&args);
     wait_until("first half committed", || progress(&source(), &group, &t) == (10_000, 10_000));

@@ -548,3 +548,71 @@ fn a_batch_refused_as_too_large_never_makes_a_translation_skip_records() {
     assert!(untranslated.is_empty(), "groups (position-partition) with no translation: {untranslated:?}");
     println!("refused batch: {} groups, {reordered} places where partition 0 landed out of source order, worst missing {worst}", groups.len());
 }
+
+/// Issue #26 item 3. The target topic deleted under a running mirror (and
+/// made again, with the source's shape): the syncs and checkpoints made
+/// before point into the old topic's offsets, which in the new topic hold
+/// later records. A group stopped at 5,000 of 10,000 must translate to a
+/// place in the new topic from which it misses none of the records the new
+/// topic holds that it had not read (those of the old topic are gone with
+/// it). Java MM2 keeps the old checkpoint and its group sync commits it.
+#[test]
+fn a_target_topic_deleted_and_made_again_never_makes_a_translation_skip() {
+    require_clusters!();
+    let topic = unique("cp-recreated");
+    let alias = format!("d{}", short_id());
+    create_topic(&source(), &topic, PARTITIONS, &[]);
+    let first: Vec<Rec> = sample_records(&topic, 10_000);
+    produce(&source(), &topic, &first);
+    let group = unique("cp-d-halfway");
+    let ends = end_offsets(&source(), &topic).unwrap();
+    let halfway: BTreeMap<i32, i64> = ends.iter().enumerate().map(|(p, e)| (p as i32, e / 2)).collect();
+    commit(&source(), &group, &topic, &halfway);
+    let mut m = Mirror::start(&checkpointing_args(&topic, &alias, &["--sync.group.offsets", "true", "--topic.refresh.interval.ms", "2000"]));
+    wait_until("the first 10,000 on the target", || count_records(&target(), &topic) >= 10_000);
+    wait_until(&format!("group {group} translated on the target"), || committed(&target(), &group, &topic) == halfway);
+    let before = committed(&target(), &group, &topic);
+    // Deleted on the target while the mirror runs; the mirror's topic sync
+    // makes it again like the source.
+    let admin: rdkafka::admin::AdminClient<rdkafka::client::DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", target()).create().unwrap();
+    for r in block_on(admin.delete_topics(&[topic.as_str()], &rdkafka::admin::AdminOptions::new())).unwrap() {
+        r.unwrap_or_else(|(t, e)| panic!("delete {t}: {e}"));
+    }
+    wait_until("the target topic gone", || {
+        partitions_of(&target(), &topic).is_none_or(|_| end_offsets(&target(), &topic).is_some_and(|e| e.iter().sum::<i64>() < 10_000))
+    });
+    let more: Vec<Rec> = sample_records(&topic, 10_000)
+        .into_iter()
+        .map(|mut r| {
+            r.value = r.value.map(|mut v| {
+                v.extend_from_slice(b"/after");
+                v
+            });
+            r
+        })
+        .collect();
+    produce(&source(), &topic, &more);
+    wait_until("the 10,000 later records on the made-again target topic", || {
+        assert!(m.alive(), "the mirror stopped; log:\n{}", m.output());
+        partitions_of(&target(), &topic) == Some(PARTITIONS as usize) && count_records(&target(), &topic) >= 10_000
+    });
+    // A round after the copy: a group committed now is synced by it.
+    let sentinel = unique("cp-d-sentinel");
+    let at_end: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e - 1)).collect();
+    commit(&source(), &sentinel, &topic, &at_end);
+    wait_until("a checkpoint round after the copy", || committed(&target(), &sentinel, &topic).len() == at_end.len());
+    assert_eq!(m.stop(), 0, "log:\n{}", m.output());
+    let log = m.output();
+    let after = committed(&target(), &group, &topic);
+    let mut missing = 0;
+    for part in 0..PARTITIONS {
+        // What the new topic holds that the group had not read: all of it.
+        let on_new: BTreeSet<String> = values_from(&target(), &topic, part, 0).into_iter().collect();
+        let unread: BTreeSet<String> = values_from(&source(), &topic, part, halfway[&part]).into_iter().filter(|v| on_new.contains(v)).collect();
+        let Some(at) = after.get(&part) else { panic!("group {group} has no offset on the target for partition {part}; log:\n{log}") };
+        let read: BTreeSet<String> = values_from(&target(), &topic, part, *at).into_iter().collect();
+        missing += unread.iter().filter(|v| !read.contains(*v)).count();
+    }
+    println!("recreated target topic: group at {halfway:?} on the source, on the target {before:?} before the deletion and {after:?} after; missing {missing}");
+    assert_eq!(missing, 0, "group {group} would skip records of the made-again target topic; log:\n{log}");
+}

@@ -209,39 +209,77 @@ fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, patience: 
 
 /// The latest checkpoint of each (group, target topic, partition): what
 /// is written again only when it moves forward, or back after the group
-/// rewound on the source.
+/// rewound on the source, or after the target partition's log went back.
 #[derive(Default)]
 pub struct CheckpointStore {
-    last: HashMap<(String, String, i32), (i64, i64, String)>,
+    /// (upstream, downstream, metadata, the sync store's epoch of the
+    /// partition when it was made: 0 for those read back).
+    last: HashMap<(String, String, i32), (i64, i64, String, u64)>,
+    /// The epoch of the checkpoint last committed to each (group, target
+    /// topic, partition) on the target by the group sync.
+    synced: HashMap<(String, String, i32), u64>,
 }
 
 impl CheckpointStore {
-    /// Java's `checkpointIsMoreRecent`.
-    fn is_more_recent(&self, c: &Checkpoint) -> bool {
+    /// Java's `checkpointIsMoreRecent`, and one more case: a checkpoint made
+    /// after the partition's target log went back (`epoch`, see
+    /// [`SyncStore::epoch`]) may go back, once per new log: the one before
+    /// points into offsets that now hold later records (issue #26 item 3).
+    fn is_more_recent(&self, c: &Checkpoint, epoch: u64) -> bool {
         match self.last.get(&(c.group.clone(), c.topic.clone(), c.partition)) {
             None => true,
-            Some(&(up, down, _)) => c.upstream_offset < up || c.downstream_offset > down,
+            Some(&(up, down, _, made_in)) => {
+                let new_log = made_in != epoch && c.downstream_offset < down;
+                if new_log {
+                    info!(
+                        "checkpoint of group {} on {}-{} goes back from {down} to {}: the target partition's log went back (the topic deleted and made again)",
+                        c.group, c.topic, c.partition, c.downstream_offset
+                    );
+                }
+                new_log || c.upstream_offset < up || c.downstream_offset > down
+            }
         }
     }
 
-    fn put(&mut self, c: &Checkpoint) {
-        self.last.insert((c.group.clone(), c.topic.clone(), c.partition), (c.upstream_offset, c.downstream_offset, c.metadata.clone()));
+    fn put(&mut self, c: &Checkpoint, epoch: u64) {
+        self.last.insert((c.group.clone(), c.topic.clone(), c.partition), (c.upstream_offset, c.downstream_offset, c.metadata.clone(), epoch));
     }
 
-    /// Groups with checkpoints, each with its latest per partition.
-    fn groups(&self) -> HashMap<&str, Vec<GroupOffset>> {
-        let mut by: HashMap<&str, Vec<GroupOffset>> = HashMap::new();
-        for ((g, t, p), (_, down, meta)) in &self.last {
-            by.entry(g.as_str()).or_default().push(GroupOffset { topic: t.clone(), partition: *p, offset: *down, metadata: meta.clone() });
+    /// Groups with checkpoints, each with its latest per partition and
+    /// whether the group sync may move that partition back on the target:
+    /// it committed a checkpoint of an earlier target log there, which
+    /// points into offsets that now hold later records.
+    fn groups(&self) -> HashMap<String, Vec<(GroupOffset, bool)>> {
+        let mut by: HashMap<String, Vec<(GroupOffset, bool)>> = HashMap::new();
+        for (key @ (g, t, p), (_, down, meta, epoch)) in &self.last {
+            let back = self.synced.get(key).is_some_and(|synced| synced != epoch);
+            by.entry(g.clone()).or_default().push((GroupOffset { topic: t.clone(), partition: *p, offset: *down, metadata: meta.clone() }, back));
         }
         by
+    }
+
+    /// The group sync committed `group`'s checkpoints of `offsets` (or
+    /// found them there): remembered with their epochs.
+    fn synced(&mut self, group: &str, offsets: &[GroupOffset]) {
+        for o in offsets {
+            let key = (group.to_string(), o.topic.clone(), o.partition);
+            if let Some(&(_, _, _, epoch)) = self.last.get(&key) {
+                self.synced.insert(key, epoch);
+            }
+        }
     }
 }
 
 /// The checkpoints due for one group's committed offsets on the source:
 /// only topics the flow mirrors, only partitions with a sync, only those
 /// that moved (see [`CheckpointStore::is_more_recent`]).
-pub fn due(group: &str, committed: &[GroupOffset], mirrored: impl Fn(&str) -> Option<String>, store: &SyncStore, last: &CheckpointStore) -> Vec<Checkpoint> {
+pub fn due(
+    group: &str,
+    committed: &[GroupOffset],
+    mirrored: impl Fn(&str) -> Option<String>,
+    store: &SyncStore,
+    last: &CheckpointStore,
+) -> Vec<(Checkpoint, u64)> {
     let mut out = Vec::new();
     for o in committed {
         let Some(topic) = mirrored(&o.topic) else { continue };
@@ -254,8 +292,9 @@ pub fn due(group: &str, committed: &[GroupOffset], mirrored: impl Fn(&str) -> Op
             downstream_offset: down,
             metadata: o.metadata.clone(),
         };
-        if last.is_more_recent(&c) {
-            out.push(c);
+        let epoch = store.epoch(&o.topic, o.partition);
+        if last.is_more_recent(&c, epoch) {
+            out.push((c, epoch));
         }
     }
     out
@@ -263,10 +302,16 @@ pub fn due(group: &str, committed: &[GroupOffset], mirrored: impl Fn(&str) -> Op
 
 /// The translated offsets worth committing to a group on the target:
 /// those of partitions it has no offset for, or an older one. A group is
-/// never moved back.
-pub fn forward_only(translated: &[GroupOffset], on_target: &[GroupOffset]) -> Vec<GroupOffset> {
+/// never moved back, except where `back` says the offset there is one the
+/// group sync committed in an earlier target log (the topic deleted and
+/// made again): that one points at later records, and is moved back once.
+pub fn forward_only(translated: &[(GroupOffset, bool)], on_target: &[GroupOffset]) -> Vec<GroupOffset> {
     let now: HashMap<(&str, i32), i64> = on_target.iter().map(|o| ((o.topic.as_str(), o.partition), o.offset)).collect();
-    translated.iter().filter(|o| now.get(&(o.topic.as_str(), o.partition)).is_none_or(|&at| at < o.offset)).cloned().collect()
+    translated
+        .iter()
+        .filter(|(o, back)| now.get(&(o.topic.as_str(), o.partition)).is_none_or(|&at| at < o.offset || (*back && at != o.offset)))
+        .map(|(o, _)| o.clone())
+        .collect()
 }
 
 /// The group whose committed offset on the syncs topic says where a
@@ -333,7 +378,7 @@ impl Checkpointer {
             Ok(records) => {
                 for (_, k, v) in records {
                     if let Ok(c) = Checkpoint::decode(&k, &v) {
-                        last.put(&c);
+                        last.put(&c, 0);
                         read_back += 1;
                     }
                 }
@@ -378,7 +423,7 @@ impl Checkpointer {
             }
             if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
                 if Instant::now() >= at {
-                    self.sync_groups(target.client(), &last);
+                    self.sync_groups(target.client(), &mut last);
                     next_sync = Some(Instant::now() + every);
                 }
             }
@@ -445,14 +490,14 @@ impl Checkpointer {
                 let e = oldest.entry((o.topic.clone(), o.partition)).or_insert(o.offset);
                 *e = (*e).min(o.offset);
             }
-            for c in due(&g.group, &committed, |t| self.mirrored(t), &self.store, last) {
+            for (c, epoch) in due(&g.group, &committed, |t| self.mirrored(t), &self.store, last) {
                 let (Ok(key), Ok(value)) = (c.encode_key(), c.encode_value()) else {
                     warn!("[{name}] no checkpoint for group {} on {}: a name or metadata too long for MirrorMaker 2's format", c.group, c.topic);
                     continue;
                 };
                 match producer.send(BaseRecord::<[u8], [u8]>::to(topic).partition(0).key(&key).payload(&value).timestamp(ts)) {
                     Ok(()) => {
-                        last.put(&c);
+                        last.put(&c, epoch);
                         written += 1;
                         Metrics::add(&self.metrics.checkpoints, 1);
                     }
@@ -466,7 +511,7 @@ impl Checkpointer {
 
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them
     /// committed on the target unless consumers of it are active there.
-    fn sync_groups<C: rdkafka::ClientContext>(&self, target: &rdkafka::client::Client<C>, last: &CheckpointStore) {
+    fn sync_groups<C: rdkafka::ClientContext>(&self, target: &rdkafka::client::Client<C>, last: &mut CheckpointStore) {
         let name = &self.name;
         let states = match groups::list_groups(target) {
             Ok(l) => l.into_iter().map(|g| (g.group, g.state)).collect::<HashMap<_, _>>(),
@@ -476,6 +521,7 @@ impl Checkpointer {
             }
         };
         for (group, translated) in last.groups() {
+            let group = group.as_str();
             if self.shutdown.stopping() {
                 return;
             }
@@ -492,12 +538,26 @@ impl Checkpointer {
                 }
             };
             let moves = forward_only(&translated, &on_target);
+            let all: Vec<GroupOffset> = translated.iter().map(|(o, _)| o.clone()).collect();
             if moves.is_empty() {
+                last.synced(group, &all);
                 continue;
             }
             match groups::alter_group_offsets(target, group, &moves) {
                 Ok(()) => {
-                    info!("[{name}] group {group}: {} partitions moved forward on the target to their translated offsets", moves.len());
+                    last.synced(group, &all);
+                    let back: Vec<String> = translated
+                        .iter()
+                        .filter(|(o, back)| *back && moves.iter().any(|m| m.topic == o.topic && m.partition == o.partition))
+                        .map(|(o, _)| format!("{}-{} to {}", o.topic, o.partition, o.offset))
+                        .collect();
+                    if !back.is_empty() {
+                        warn!(
+                            "[{name}] group {group}: moved back on the target ({}): the target topic was deleted and made again, and the offsets committed before point at later records",
+                            back.join(", ")
+                        );
+                    }
+                    info!("[{name}] group {group}: {} partitions moved forward on the target to their translated offsets", moves.len() - back.len());
                     Metrics::add(&self.metrics.group_offsets_synced, moves.len() as u64);
                 }
                 Err(GroupError::Active { .. }) => {
@@ -535,15 +595,15 @@ mod tests {
         let mut last = CheckpointStore::default();
         let committed = [offset("orders", 0, 250), offset("orders", 1, 500), offset("other", 0, 5), offset("nosync", 0, 5)];
         let due1 = due("g", &committed, mirrored, &f.store, &last);
-        let got: Vec<(String, i32, i64, i64)> = due1.iter().map(|c| (c.topic.clone(), c.partition, c.upstream_offset, c.downstream_offset)).collect();
+        let got: Vec<(String, i32, i64, i64)> = due1.iter().map(|(c, _)| (c.topic.clone(), c.partition, c.upstream_offset, c.downstream_offset)).collect();
         assert_eq!(got, [("A.orders".into(), 0, 250, 260), ("A.orders".into(), 1, 500, 510)], "exact, and caught-up exact");
-        for c in &due1 {
-            last.put(c);
+        for (c, epoch) in &due1 {
+            last.put(c, *epoch);
         }
         assert!(due("g", &committed, mirrored, &f.store, &last).is_empty(), "nothing moved, nothing written");
         // The group rewinds on the source: the checkpoint goes back with it.
         let rewound = due("g", &[offset("orders", 0, 100)], mirrored, &f.store, &last);
-        assert_eq!(rewound.iter().map(|c| c.downstream_offset).collect::<Vec<_>>(), [110]);
+        assert_eq!(rewound.iter().map(|(c, _)| c.downstream_offset).collect::<Vec<_>>(), [110]);
     }
 
     #[test]
@@ -551,18 +611,57 @@ mod tests {
         let mut last = CheckpointStore::default();
         let c =
             |up, down| Checkpoint { group: "g".into(), topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down, metadata: String::new() };
-        last.put(&c(100, 90));
-        assert!(!last.is_more_recent(&c(100, 90)));
-        assert!(!last.is_more_recent(&c(120, 85)), "the group moved on but its translation went back: not written");
-        assert!(last.is_more_recent(&c(120, 95)));
-        assert!(last.is_more_recent(&c(50, 40)), "the group was rewound on the source");
+        last.put(&c(100, 90), 0);
+        assert!(!last.is_more_recent(&c(100, 90), 0));
+        assert!(!last.is_more_recent(&c(120, 85), 0), "the group moved on but its translation went back: not written");
+        assert!(last.is_more_recent(&c(120, 95), 0));
+        assert!(last.is_more_recent(&c(50, 40), 0), "the group was rewound on the source");
+    }
+
+    /// Issue #26 item 3: the target topic deleted and made again. The
+    /// syncs of the old log are dropped when the new log's first record is
+    /// acknowledged; a group behind it translates to the new log's first
+    /// offset, and its checkpoint goes back once to say so.
+    #[test]
+    fn after_the_target_log_went_back_a_checkpoint_goes_back_once() {
+        let f = FlowSyncs::new(100, None, true);
+        f.store.loaded([]);
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..10_000).map(|u| (u, u)));
+        f.flush(false);
+        let mut last = CheckpointStore::default();
+        let mirrored = |t: &str| Some(t.to_string());
+        let at_5000 = [offset("t", 0, 5_000)];
+        for (c, epoch) in due("g", &at_5000, mirrored, &f.store, &last) {
+            assert_eq!(c.downstream_offset, 5_000);
+            last.put(&c, epoch);
+        }
+        last.synced("g", &[offset("t", 0, 5_000)]);
+        assert_eq!(last.groups()["g"], [(offset("t", 0, 5_000), false)], "committed on the target in this log: forward only");
+        // Deleted on the target; the next 10,000 land at 0.. of the new topic.
+        p.acknowledged((10_000..20_000).map(|u| (u, u - 10_000)));
+        f.flush(false);
+        let again = due("g", &at_5000, mirrored, &f.store, &last);
+        assert_eq!(again.iter().map(|(c, _)| c.downstream_offset).collect::<Vec<_>>(), [0], "the new topic's start, not 5,000 (which now holds 15,000)");
+        for (c, epoch) in &again {
+            last.put(c, *epoch);
+        }
+        assert!(due("g", &at_5000, mirrored, &f.store, &last).is_empty(), "once");
+        assert_eq!(last.groups()["g"], [(offset("t", 0, 0), true)], "the group sync may move it back on the target");
+        last.synced("g", &[offset("t", 0, 0)]);
+        assert_eq!(last.groups()["g"], [(offset("t", 0, 0), false)], "once");
+        assert_eq!(f.store.translate("t", 0, 15_000), Some(5_000), "exact in the new log");
     }
 
     #[test]
     fn group_offsets_only_move_forward_on_the_target() {
-        let translated = [offset("A.t", 0, 100), offset("A.t", 1, 100), offset("A.t", 2, 100)];
-        let on_target = [offset("A.t", 0, 150), offset("A.t", 1, 50)];
+        let translated = [(offset("A.t", 0, 100), false), (offset("A.t", 1, 100), false), (offset("A.t", 2, 100), false), (offset("A.t", 3, 0), true)];
+        let on_target = [offset("A.t", 0, 150), offset("A.t", 1, 50), offset("A.t", 3, 2479)];
         let moves = forward_only(&translated, &on_target);
-        assert_eq!(moves.iter().map(|o| (o.partition, o.offset)).collect::<Vec<_>>(), [(1, 100), (2, 100)]);
+        assert_eq!(
+            moves.iter().map(|o| (o.partition, o.offset)).collect::<Vec<_>>(),
+            [(1, 100), (2, 100), (3, 0)],
+            "3 back, once: what the sync committed there belongs to the deleted topic"
+        );
     }
 }

@@ -156,7 +156,17 @@ impl Workers {
     /// Producers first: the loop guard needs the target's cluster id.
     fn start(target: &Target, flows: &[&Flow], env: &Env<'_>) -> Result<Workers, StartError> {
         let settings = &target.settings;
-        let config = settings.client_config();
+        let mut config = settings.client_config();
+        // Where the topic sync makes this target's topics like the source,
+        // the broker's auto-create must not make one first: a target topic
+        // deleted under the mirror came back from the producer's next
+        // metadata request with the broker's num.partitions (issue #26
+        // item 3), and its records then waited for partitions nobody would
+        // add. The topic sync makes it again; the records wait for it.
+        let makes_topics = flows.iter().any(|f| f.side_effects.create_topics);
+        if makes_topics && settings.get("allow.auto.create.topics").is_none() {
+            config.set("allow.auto.create.topics", "false");
+        }
         let cluster = format!("target cluster {} ({})", settings.bootstrap, target.origin);
         let context = |abort_on_send_failure: bool, partitioner| DeliveryContext {
             metrics: env.metrics.clone(),
@@ -166,6 +176,7 @@ impl Workers {
             partitioner,
             deliveries: Default::default(),
             resends: Default::default(),
+            await_gone_topics: makes_topics,
         };
         let mut producers = Vec::new();
         let mut channels = Vec::new();

@@ -277,6 +277,14 @@ struct StoreInner {
     early: FxHashMap<Tp, VecDeque<Mapping>>,
     /// No checkpoints are made from this store: it keeps nothing.
     discard: bool,
+    /// Partitions whose target log went back (the target topic deleted and
+    /// made again, or truncated): the first target offset this run wrote
+    /// in the new log. A group behind every sync of the new log resumes
+    /// there, and not past it; the old log's syncs are gone.
+    floors: FxHashMap<Tp, i64>,
+    /// How many times each partition's target log went back: a checkpoint
+    /// made in a later log may go back (`checkpoints`).
+    epochs: FxHashMap<Tp, u64>,
 }
 
 impl SyncStore {
@@ -291,8 +299,11 @@ impl SyncStore {
         if s.discard {
             return;
         }
+        let tp: Tp = (topic.clone(), partition);
         let kept = if s.loaded { &mut s.syncs } else { &mut s.early };
-        push(kept.entry((topic.clone(), partition)).or_default(), m);
+        if push(kept.entry(tp.clone()).or_default(), m) == Pushed::NewTargetLog {
+            s.new_target_log(tp, m.down);
+        }
     }
 
     /// Adds the syncs read from the topic (in log order: Java's, an
@@ -315,12 +326,15 @@ impl SyncStore {
                 continue;
             }
             let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous: false, at };
-            push(s.syncs.entry(tp).or_default(), m);
+            if push(s.syncs.entry(tp.clone()).or_default(), m) == Pushed::NewTargetLog {
+                s.new_target_log(tp, m.down);
+            }
         }
         for (tp, early) in mine {
-            let kept = s.syncs.entry(tp).or_default();
             for m in early {
-                push(kept, m);
+                if push(s.syncs.entry(tp.clone()).or_default(), m) == Pushed::NewTargetLog {
+                    s.new_target_log(tp.clone(), m.down);
+                }
             }
         }
         s.loaded = true;
@@ -378,7 +392,15 @@ impl SyncStore {
         if !s.loaded {
             return None;
         }
-        translate_in(s.syncs.get(&(Arc::from(topic), partition))?, upstream)
+        let tp: Tp = (Arc::from(topic), partition);
+        translate_in(s.syncs.get(&tp)?, upstream).or_else(|| s.floors.get(&tp).copied())
+    }
+
+    /// How many times the partition's target log went back (see
+    /// [`StoreInner::floors`]); a checkpoint made in a later one may go back.
+    pub fn epoch(&self, topic: &str, partition: i32) -> u64 {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.epochs.get(&(Arc::from(topic), partition)).copied().unwrap_or(0)
     }
 
     /// Syncs kept for a partition, those waiting for the topic's read
@@ -390,18 +412,50 @@ impl SyncStore {
     }
 }
 
+impl StoreInner {
+    /// The partition's target log went back: `down` is the first target
+    /// offset written in the new one.
+    fn new_target_log(&mut self, tp: Tp, down: i64) {
+        log::warn!(
+            "offset-syncs: target partition {}-{} went back to offset {down} (the target topic deleted and made again, or truncated): \
+             its earlier syncs are dropped, and groups behind its new records translate to {down}",
+            tp.0,
+            tp.1
+        );
+        self.floors.insert(tp.clone(), down);
+        *self.epochs.entry(tp).or_default() += 1;
+    }
+}
+
+/// What [`push`] made of a sync.
+#[derive(Debug, PartialEq)]
+enum Pushed {
+    Kept,
+    /// It went back downstream: a new target log (see [`StoreInner::floors`]).
+    NewTargetLog,
+}
+
 /// Adds a sync after those of its partition. One going back upstream
-/// means the source log went back (truncated, topic made again): what was
-/// known before says nothing of the new log, so it starts afresh, as Java's
-/// store does. The same mapping twice (this run's own syncs read back from
-/// the topic, then added as made) is kept once.
-fn push(syncs: &mut VecDeque<Mapping>, m: Mapping) {
+/// means the source log went back (truncated, topic made again) or a
+/// restarted mirror copying again from its group's offset: what was known
+/// before says nothing of the new copies, so it starts afresh, as Java's
+/// store does. One going back downstream while upstream goes on means the
+/// target log went back (the target topic deleted and made again): the old
+/// syncs point into offsets that now hold later records, so it starts
+/// afresh too, which Java's store does not (issue #26 item 3). The same
+/// mapping twice (this run's own syncs read back from the topic, then
+/// added as made) is kept once.
+fn push(syncs: &mut VecDeque<Mapping>, m: Mapping) -> Pushed {
+    let mut pushed = Pushed::Kept;
     if let Some(last) = syncs.back() {
         if syncs.iter().rev().any(|s| s.up == m.up && s.down == m.down) {
-            return;
+            return Pushed::Kept;
         }
         if m.up < last.up {
             syncs.clear();
+        } else if m.down < last.down {
+            syncs.clear();
+            pushed = Pushed::NewTargetLog;
         }
     }
     let m = if syncs.is_empty() { Mapping { contiguous: false, ..m } } else { m };
@@ -409,6 +463,7 @@ fn push(syncs: &mut VecDeque<Mapping>, m: Mapping) {
     if syncs.len() > KEPT_PER_PARTITION {
         thin(syncs);
     }
+    pushed
 }
 
 /// Drops every other sync of the older half. Two contiguous runs joined

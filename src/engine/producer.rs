@@ -245,6 +245,11 @@ pub struct DeliveryContext {
     /// Records whose failure says nothing about the record itself, to send
     /// again (see [`Resends`]).
     pub resends: Resends,
+    /// The topic sync makes this target's topics (`--create.topics`, MM2):
+    /// a record whose target topic is gone (deleted under us) waits for
+    /// the topic sync to make it again like the source, instead of being
+    /// refused (issue #26 item 3).
+    pub await_gone_topics: bool,
 }
 
 /// Delivery failures that are not the target refusing the record: the
@@ -336,12 +341,15 @@ enum Failure {
 /// Sorts a failed delivery: `alone` says whether the record was sent alone,
 /// `fatal` whether librdkafka reported a fatal error, `tries` how many times
 /// it was sent again already.
-fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32) -> Failure {
+fn classify(code: Option<RDKafkaErrorCode>, alone: bool, fatal: bool, tries: u32, await_gone_topics: bool) -> Failure {
     use RDKafkaErrorCode::*;
     match code {
         Some(PurgeQueue | PurgeInflight) => Failure::Purged,
         Some(Fatal) => Failure::Fatal,
         _ if fatal => Failure::Fatal,
+        // The target topic is gone and the topic sync makes it again: the
+        // record waits for it (see `wait_for_partition`).
+        Some(UnknownTopic | UnknownTopicOrPartition) if await_gone_topics => Failure::Resend,
         Some(MessageSizeTooLarge | MessageBatchTooLarge) if !alone => Failure::Resend,
         // A partition librdkafka no longer has: its topic was deleted, or
         // its count shrank in librdkafka's view (records in flight then fail
@@ -417,7 +425,7 @@ impl DeliveryContext {
 
     /// A failed delivery report, sorted by [`classify`].
     fn failed(&self, opaque: usize, err: &KafkaError, msg: &BorrowedMessage<'_>, tries: u32) {
-        let mut failure = classify(err.rdkafka_error_code(), self.resends.alone.load(Ordering::SeqCst), self.resends.is_fatal(), tries);
+        let mut failure = classify(err.rdkafka_error_code(), self.resends.alone.load(Ordering::SeqCst), self.resends.is_fatal(), tries, self.await_gone_topics);
         // A record sent again keeps its source timestamp, which only the
         // private message struct still holds once delivery failed; without
         // it the record cannot go again unchanged, so the mirror stops.
@@ -716,9 +724,10 @@ fn send(
                     return;
                 }
             }
-            Err(KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition)) if partition.is_some() => {
+            Err(KafkaError::MessageProduction(code)) if partition.is_some() && waits_for_partition(ctx, code) => {
                 // An explicit partition past the count librdkafka last saw:
-                // stale metadata (the target just grew), not a refusal.
+                // stale metadata (the target just grew), not a refusal; or
+                // a topic gone that the topic sync makes again.
                 let p = partition.unwrap_or_default();
                 if !partition_or_refuse(producer, reports, topic, p, opaque, size, shutdown) {
                     return;
@@ -827,6 +836,13 @@ fn partition_or_refuse(producer: &TargetProducer, reports: &Reports<'_>, topic: 
     }
 }
 
+/// Whether a record refused with `code` at send waits for its partition
+/// (or, where the topic sync makes gone topics again, for its topic).
+fn waits_for_partition(ctx: &DeliveryContext, code: RDKafkaErrorCode) -> bool {
+    use RDKafkaErrorCode::*;
+    code == UnknownPartition || (ctx.await_gone_topics && matches!(code, UnknownTopic | UnknownTopicOrPartition))
+}
+
 /// How long a record for a partition the target does not have (yet) waits
 /// between two looks at the target's metadata.
 const PARTITION_WAIT: Duration = Duration::from_secs(1);
@@ -870,6 +886,8 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
             // partitions: the target does not have it.
             Ok(md) => match md.topics().iter().find(|t| t.name() == topic) {
                 Some(t) if t.error().is_none() && !t.partitions().is_empty() => Some(t.partitions().len()),
+                // Made again by the topic sync (deleted under us): wait.
+                _ if producer.context().await_gone_topics => Some(0),
                 _ => return PartitionWait::TopicGone,
             },
             // No answer (the target away): keep asking.
@@ -887,7 +905,13 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
         if shutdown.deadline_passed() {
             return PartitionWait::DeadlinePassed;
         }
-        if logged.is_none_or(|t| t.elapsed() >= PARTITION_WAIT_LOG) {
+        if logged.is_none_or(|t| t.elapsed() >= PARTITION_WAIT_LOG) && found == Some(0) {
+            logged = Some(std::time::Instant::now());
+            warn!(
+                "target topic {topic} does not exist (deleted on the target?): its records wait for the topic sync to make it again like the source \
+                 (looked at every topic refresh); this worker's other records wait behind them"
+            );
+        } else if logged.is_none_or(|t| t.elapsed() >= PARTITION_WAIT_LOG) {
             logged = Some(std::time::Instant::now());
             warn!(
                 "a record for partition {partition} of target topic {topic} waits: the target has {} partitions; \
@@ -981,7 +1005,7 @@ fn resend_one(producer: &TargetProducer, reports: &Reports<'_>, shutdown: &Shutd
         ctx.deliveries.settle(r.opaque, |ack, offset, _| ctx.fatal_failure(ack, offset, &r.err));
         return true;
     }
-    if matches!(r.err.rdkafka_error_code(), Some(RDKafkaErrorCode::UnknownPartition | RDKafkaErrorCode::BrokerDestroy)) {
+    if r.err.rdkafka_error_code().is_some_and(|code| code == RDKafkaErrorCode::BrokerDestroy || waits_for_partition(ctx, code)) {
         let wait = if gone.contains(&r.topic) { PartitionWait::TopicGone } else { wait_for_partition(producer, reports, &r.topic, r.partition, shutdown) };
         match wait {
             PartitionWait::Ready => {}
@@ -1138,7 +1162,7 @@ mod tests {
     #[test]
     fn failures_that_say_nothing_about_the_record_are_never_skipped() {
         use RDKafkaErrorCode::*;
-        let c = |code, alone, fatal, tries| classify(Some(code), alone, fatal, tries);
+        let c = |code, alone, fatal, tries| classify(Some(code), alone, fatal, tries, false);
         // A refusal of the record itself: abort or skip, as configured.
         assert_eq!(c(TopicAuthorizationFailed, false, false, 0), Failure::Permanent);
         assert_eq!(c(InvalidRecord, false, false, 0), Failure::Permanent);
@@ -1157,7 +1181,11 @@ mod tests {
         assert_eq!(c(TopicAuthorizationFailed, false, true, 0), Failure::Fatal);
         assert_eq!(c(MessageSizeTooLarge, false, true, 0), Failure::Fatal);
         assert_eq!(c(PurgeQueue, false, true, 0), Failure::Purged);
-        assert_eq!(classify(None, false, false, 0), Failure::Permanent);
+        assert_eq!(classify(None, false, false, 0, false), Failure::Permanent);
+        // A target topic gone: refused, unless the topic sync makes it again.
+        assert_eq!(c(UnknownTopicOrPartition, false, false, 0), Failure::Permanent);
+        assert_eq!(classify(Some(UnknownTopicOrPartition), false, false, 0, true), Failure::Resend);
+        assert_eq!(classify(Some(UnknownTopic), true, false, 9, true), Failure::Resend);
     }
 
     #[test]

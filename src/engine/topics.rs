@@ -389,6 +389,11 @@ pub struct TopicSync {
     generation: AtomicU64,
     /// The source has no topic ACLs (or no authorizer): said once, then quiet.
     source_has_no_acls: AtomicBool,
+    /// Source topics whose target topic was seen on the target (made here,
+    /// or found): one missing from a later listing was deleted under us and
+    /// is made again. Topics never made (refused, or left to the broker)
+    /// are not, so a refusal is not asked again every refresh.
+    on_target: Mutex<HashSet<String>>,
 }
 
 impl TopicSync {
@@ -410,6 +415,7 @@ impl TopicSync {
             creations: Mutex::new(Creations::default()),
             generation: AtomicU64::new(0),
             source_has_no_acls: AtomicBool::new(false),
+            on_target: Mutex::new(HashSet::new()),
         }
     }
 
@@ -442,7 +448,9 @@ impl TopicSync {
         if !self.sync_partitions {
             seen.extend(grow.drain(..));
         }
-        if !fresh.is_empty() || !grow.is_empty() {
+        // With creation on, the target is listed at every refresh, so that
+        // a target topic deleted under us is made again like the source.
+        if !fresh.is_empty() || !grow.is_empty() || self.create {
             match View::fetch(&self.target, "target") {
                 Err(e) => {
                     // One line per topic for a few (as before batching),
@@ -462,12 +470,13 @@ impl TopicSync {
                     }
                 }
                 Ok(view) => {
-                    let mut to_create = Vec::new();
+                    let mut to_create = self.deleted_on_target(&view, topics);
                     let mut to_compare = Vec::new();
                     for (topic, partitions) in fresh {
                         let target_topic = self.handler.target_topic(&topic).into_owned();
                         match view.shapes.get(&target_topic) {
                             Some(shape) => {
+                                self.on_target.lock().unwrap().insert(topic.clone());
                                 report_fewer_partitions(&topic, &target_topic, partitions, shape);
                                 to_compare.push((topic.clone(), target_topic));
                                 seen.insert(topic, partitions);
@@ -490,6 +499,29 @@ impl TopicSync {
             self.start_creator();
         }
         deferred
+    }
+
+    /// Settled topics whose target topic was on the target and is gone
+    /// from `view`: deleted under us. They are made again like the source
+    /// (still subscribed: their records wait for it in the producer), and
+    /// the offset-syncs of their partitions start afresh once the new
+    /// topic's first records are acknowledged (`offset_syncs`).
+    fn deleted_on_target(&self, view: &View, topics: &[(String, usize)]) -> Vec<(String, usize)> {
+        let pending = &self.creations.lock().unwrap().pending;
+        let mut on_target = self.on_target.lock().unwrap();
+        let mut gone = Vec::new();
+        for (topic, partitions) in topics {
+            let target_topic = self.handler.target_topic(topic);
+            if on_target.contains(topic) && !pending.contains(topic) && !view.shapes.contains_key(target_topic.as_ref()) {
+                warn!(
+                    "target topic {target_topic} is gone (deleted on the target?): made again like source topic {topic}; \
+                     its records wait for it, and translations for its groups start afresh in the new topic"
+                );
+                on_target.remove(topic);
+                gone.push((topic.clone(), *partitions));
+            }
+        }
+        gone
     }
 
     /// Hands work to the creator thread; true when it is idle and must be
@@ -598,6 +630,9 @@ impl TopicSync {
                 |cs, outcomes| {
                     for (c, outcome) in cs.iter().zip(outcomes) {
                         self.log_creation(c, &outcome);
+                        if matches!(outcome, Outcome::Done | Outcome::Already) {
+                            self.on_target.lock().unwrap().insert(c.topic.clone());
+                        }
                         if outcome == Outcome::Already {
                             already.push((c.topic.clone(), c.target_topic.clone(), c.shape.partitions));
                         }
