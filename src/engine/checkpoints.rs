@@ -207,6 +207,9 @@ fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, patience: 
     Ok(out)
 }
 
+/// (group, target topic, partition).
+type GroupPartition = (String, String, i32);
+
 /// The latest checkpoint of each (group, target topic, partition): what
 /// is written again only when it moves forward, or back after the group
 /// rewound on the source, or after the target partition's log went back.
@@ -214,10 +217,10 @@ fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, patience: 
 pub struct CheckpointStore {
     /// (upstream, downstream, metadata, the sync store's epoch of the
     /// partition when it was made: 0 for those read back).
-    last: HashMap<(String, String, i32), (i64, i64, String, u64)>,
+    last: HashMap<GroupPartition, (i64, i64, String, u64)>,
     /// The epoch of the checkpoint last committed to each (group, target
     /// topic, partition) on the target by the group sync.
-    synced: HashMap<(String, String, i32), u64>,
+    synced: HashMap<GroupPartition, u64>,
 }
 
 impl CheckpointStore {
