@@ -581,6 +581,13 @@ fn a_target_topic_deleted_and_made_again_never_makes_a_translation_skip() {
     wait_until("the target topic gone", || {
         partitions_of(&target(), &topic).is_none_or(|_| end_offsets(&target(), &topic).is_some_and(|e| e.iter().sum::<i64>() < 10_000))
     });
+    // Made again and still empty: the group's translation is the new
+    // topic's start (the old offsets are gone with the old topic).
+    let at_start: BTreeMap<i32, i64> = (0..PARTITIONS).map(|p| (p, 0)).collect();
+    wait_until("the group at the start of the made-again, empty target topic", || {
+        assert!(m.alive(), "the mirror stopped; log:\n{}", m.output());
+        partitions_of(&target(), &topic) == Some(PARTITIONS as usize) && committed(&target(), &group, &topic) == at_start
+    });
     let more: Vec<Rec> = sample_records(&topic, 10_000)
         .into_iter()
         .map(|mut r| {

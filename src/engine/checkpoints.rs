@@ -29,6 +29,7 @@ use log::{debug, info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::engine::formats::{Checkpoint, OffsetSync};
@@ -410,6 +411,7 @@ impl Checkpointer {
             if self.wait(cp.interval) {
                 return;
             }
+            self.check_target_logs(&target);
             let mut oldest = HashMap::new();
             let written = self.emit(source.client(), &producer, &cp.topic, &cp.groups, &mut last, &mut oldest);
             producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
@@ -454,6 +456,60 @@ impl Checkpointer {
             Handler::Remote { policy, source_alias } => policy.checkpoint_topic(source_alias, &self.spec.target_alias, topic),
             other => other.target_topic(topic).to_string(),
         })
+    }
+
+    /// Finds target partitions whose end is at or below their newest
+    /// sync's downstream offset: the record it names is gone, so the topic
+    /// was deleted and made again (or truncated) and no record of the new
+    /// log was acknowledged here yet (that would have told the store). Their
+    /// syncs start afresh from the new log's start (issue #26 item 3). Two
+    /// batched ListOffsets per round; a failed one waits for the next round.
+    fn check_target_logs(&self, target: &BaseConsumer) {
+        let newest = self.store.newest();
+        let mut ask = TopicPartitionList::new();
+        let mut of: HashMap<(String, i32), (Arc<str>, i64, i64)> = HashMap::new();
+        for (topic, p, up, down) in newest {
+            if let Some(t) = self.mirrored(&topic) {
+                // The offset field carries the timestamp asked for: latest.
+                let _ = ask.add_partition_offset(&t, p, Offset::End);
+                of.insert((t, p), (topic, up, down));
+            }
+        }
+        if ask.count() == 0 {
+            return;
+        }
+        let answered = |list: TopicPartitionList, what: Offset| -> Option<HashMap<(String, i32), i64>> {
+            let mut l = TopicPartitionList::new();
+            for e in list.elements() {
+                let _ = l.add_partition_offset(e.topic(), e.partition(), what);
+            }
+            let got = target.offsets_for_times(l, Duration::from_secs(5)).map_err(|e| debug!("[{}] target ends not read: {e}", self.name)).ok()?;
+            Some(
+                got.elements()
+                    .iter()
+                    .filter_map(|e| match (e.offset(), e.error()) {
+                        (Offset::Offset(o), Ok(())) => Some(((e.topic().to_string(), e.partition()), o)),
+                        _ => None,
+                    })
+                    .collect(),
+            )
+        };
+        let Some(ends) = answered(ask, Offset::End) else { return };
+        let mut gone = TopicPartitionList::new();
+        for ((t, p), end) in &ends {
+            if of.get(&(t.clone(), *p)).is_some_and(|(_, _, down)| end <= down) {
+                let _ = gone.add_partition_offset(t, *p, Offset::Beginning);
+            }
+        }
+        if gone.count() == 0 {
+            return;
+        }
+        let Some(starts) = answered(gone, Offset::Beginning) else { return };
+        for ((t, p), start) in starts {
+            if let Some((topic, up, down)) = of.get(&(t, p)) {
+                self.store.target_log_went_back(topic, p, (*up, *down), start);
+            }
+        }
     }
 
     fn emit<C: rdkafka::ClientContext>(

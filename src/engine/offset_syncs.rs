@@ -396,6 +396,33 @@ impl SyncStore {
         translate_in(s.syncs.get(&tp)?, upstream).or_else(|| s.floors.get(&tp).copied())
     }
 
+    /// Each partition's newest sync, once the syncs topic is read: (source
+    /// topic, partition, upstream, downstream).
+    pub fn newest(&self) -> Vec<(Arc<str>, i32, i64, i64)> {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.loaded {
+            return Vec::new();
+        }
+        s.syncs.iter().filter_map(|((t, p), v)| v.back().map(|m| (t.clone(), *p, m.up, m.down))).collect()
+    }
+
+    /// The partition's target log no longer holds the newest sync's record
+    /// (`newest` = (up, down), as [`Self::newest`] gave it): the target
+    /// topic was deleted and made again, or truncated, before any record of
+    /// the new log was acknowledged here. Its syncs start afresh, and a
+    /// group behind them translates to `log_start`, the new log's start.
+    /// Nothing is done if a newer sync came meanwhile.
+    pub fn target_log_went_back(&self, topic: &str, partition: i32, newest: (i64, i64), log_start: i64) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let tp: Tp = (Arc::from(topic), partition);
+        let Some(v) = s.syncs.get_mut(&tp) else { return };
+        if v.back().map(|m| (m.up, m.down)) != Some(newest) {
+            return;
+        }
+        v.clear();
+        s.new_target_log(tp, log_start);
+    }
+
     /// How many times the partition's target log went back (see
     /// [`StoreInner::floors`]); a checkpoint made in a later one may go back.
     pub fn epoch(&self, topic: &str, partition: i32) -> u64 {
@@ -721,6 +748,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The target log found to have gone back by its end offsets, before
+    /// any record of the new log was acknowledged: afresh from its start.
+    #[test]
+    fn a_target_log_found_gone_back_starts_afresh_from_its_start() {
+        let (f, _rx) = flow();
+        let p = f.partition(&Arc::from("t"), 0);
+        p.acknowledged((0..5_000).map(|u| (u, u)));
+        f.flush(false);
+        assert_eq!(f.store.newest(), [(Arc::from("t"), 0, 4_999, 4_999)]);
+        f.store.target_log_went_back("t", 0, (4_000, 4_000), 0);
+        assert_eq!(f.store.translate("t", 0, 2_500), Some(2_500), "not the newest sync any more: nothing done");
+        f.store.target_log_went_back("t", 0, (4_999, 4_999), 0);
+        assert_eq!(f.store.translate("t", 0, 2_500), Some(0), "the new log's start");
+        assert_eq!(f.store.epoch("t", 0), 1);
+        // Its first records acknowledged then: exact again, no second reset.
+        p.acknowledged((5_000..5_100).map(|u| (u, u - 5_000)));
+        f.flush(false);
+        assert_eq!(f.store.translate("t", 0, 5_050), Some(50));
+        assert_eq!(f.store.translate("t", 0, 2_500), Some(0));
+        assert_eq!(f.store.epoch("t", 0), 1);
     }
 
     /// A source partition whose log went back (the topic made again) cannot
