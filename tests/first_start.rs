@@ -65,15 +65,7 @@ fn ten_first_starts_in_mm2_mode_each_mirror_a_new_topic_of_several_partitions() 
         let topic = unique("first-start-mm2");
         let partitions = if i % 2 == 0 { 3 } else { 8 };
         let source_records = new_topic(&topic, partitions);
-        let lines = vec![
-            format!("clusters = {a}, {b}"),
-            format!("{a}.bootstrap.servers = {}", source()),
-            format!("{b}.bootstrap.servers = {}", target()),
-            format!("{a}->{b}.enabled = true"),
-            format!("{a}->{b}.topics = {topic}"),
-        ];
-        let lines: Vec<String> = lines.into_iter().chain(mm2_common_lines()).collect();
-        let file = props("mm2.properties", &lines);
+        let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &[]));
         let mut mirror = Mirror::start(&[s("--mm2.config"), path(&file)]);
         mirrors_everything(&mut mirror, &format!("{a}.{topic}"), &source_records, &format!("MM2 first start {i} ({partitions} partitions)"));
     }

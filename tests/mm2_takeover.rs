@@ -92,17 +92,8 @@ fn take_over_from_java_mm2_and_hand_back() {
     let remote = format!("{a}.{topic}");
     let group = format!("mm2.{a}->{b}");
     let offsets_topic = format!("mm2-offsets.{a}.internal");
-    let mut lines = vec![
-        format!("clusters = {a}, {b}"),
-        format!("{a}.bootstrap.servers = {}", source()),
-        format!("{b}.bootstrap.servers = {}", target()),
-        format!("{a}->{b}.enabled = true"),
-        format!("{a}->{b}.topics = tko-{id}"),
-        // Java's Connect worker flushes its positions every second (per target cluster).
-        format!("{b}.offset.flush.interval.ms = 1000"),
-    ];
-    lines.extend(mm2_common_lines());
-    let file = props("mm2.properties", &lines);
+    // Java's Connect worker flushes its positions every second (per target cluster).
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &[format!("{b}.offset.flush.interval.ms = 1000")]));
     let (n, m, k) = (3000, 2000, 500);
     create_topic(&source(), &topic, 3, &[]);
     let mut produced = records(&topic, 0, n);
@@ -258,15 +249,7 @@ fn take_over_continues_from_the_last_committed_position_only() {
     let remote = format!("{a}.{topic}");
     let group = format!("mm2.{a}->{b}");
     let offsets_topic = format!("mm2-offsets.{a}.internal");
-    let mut lines = vec![
-        format!("clusters = {a}, {b}"),
-        format!("{a}.bootstrap.servers = {}", source()),
-        format!("{b}.bootstrap.servers = {}", target()),
-        format!("{a}->{b}.enabled = true"),
-        format!("{a}->{b}.topics = {topic}"),
-    ];
-    lines.extend(mm2_common_lines());
-    let file = props("mm2.properties", &lines);
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &[]));
     let produced = records(&topic, 0, 100);
     create_topic(&source(), &topic, 1, &[]);
     produce(&source(), &topic, &produced);

@@ -593,6 +593,22 @@ pub fn mm2_common_lines() -> Vec<String> {
     .collect()
 }
 
+/// An MM2 file's lines for one flow `a->b` from the source to the target
+/// test clusters, mirroring `topics`, then `extra` lines and the tests'
+/// common lines.
+pub fn mm2_flow_lines(a: &str, b: &str, topics: &str, extra: &[String]) -> Vec<String> {
+    let mut lines = vec![
+        format!("clusters = {a}, {b}"),
+        format!("{a}.bootstrap.servers = {}", source()),
+        format!("{b}.bootstrap.servers = {}", target()),
+        format!("{a}->{b}.enabled = true"),
+        format!("{a}->{b}.topics = {topics}"),
+    ];
+    lines.extend(extra.iter().cloned());
+    lines.extend(mm2_common_lines());
+    lines
+}
+
 /// Every topic of a cluster (a metadata request naming none, which creates none).
 pub fn list_topics(bootstrap: &str) -> std::collections::BTreeSet<String> {
     let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
