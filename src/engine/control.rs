@@ -275,7 +275,7 @@ impl Control {
             };
             partitions.push((e.topic().to_string(), e.partition(), lag));
         }
-        ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
+        ctx.metrics.lag().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
     }
 
     /// Asks the source for the ends of the partitions paused now, every
