@@ -228,7 +228,8 @@ mod tests {
         let file = parse(Path::new("t.properties"), b"x\\uD83D\\uDE00y=\xe9\\uD83D\\uDE00\n").unwrap();
         assert_eq!(file.get("x\u{1F600}y").unwrap().value, "\u{e9}\u{1F600}");
         // An escaped backslash before `u` is no escape: the text stays as written.
-        assert_eq!(value("k=\\\\uD83D\\uDE00\n").unwrap_err().0.contains("t.properties:1"), true, "the second half is then lone");
+        let e = value("k=\\\\uD83D\\uDE00\n").unwrap_err().0;
+        assert!(e.contains("t.properties:1"), "the second half is then lone: {e}");
     }
 
     #[test]
