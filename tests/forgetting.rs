@@ -7,9 +7,10 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use common::*;
-use rdkafka::admin::{AdminClient, AdminOptions};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -107,4 +108,120 @@ fn a_group_deleted_on_the_source_is_not_synced_again_after_a_restart() {
     m.stop();
     assert!(on_target.is_empty(), "the group deleted on the source came back on the target with {on_target:?}; log:\n{log}");
     assert!(!groups_of(&target()).contains(&gone), "the deleted group is listed on the target again");
+}
+
+/// Creating, mirroring and deleting 1,000 topics on a loaded 2-core
+/// machine takes longer than the common deadline.
+const LONG: Duration = Duration::from_secs(600);
+
+fn wait_long(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + LONG;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out after {LONG:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// One admin request per 100 topics (the test's setup, not what is tested).
+fn create_topics(bootstrap: &str, names: &[String]) {
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(60)));
+    for part in names.chunks(100) {
+        let new: Vec<NewTopic<'_>> = part.iter().map(|n| NewTopic::new(n, 1, TopicReplication::Fixed(1))).collect();
+        for r in block_on(admin(bootstrap).create_topics(&new, &opts)).expect("create the source topics") {
+            r.unwrap_or_else(|(t, e)| panic!("create source topic {t}: {e}"));
+        }
+    }
+}
+
+fn delete_topics(bootstrap: &str, names: &[String]) {
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(60)));
+    for part in names.chunks(100) {
+        let refs: Vec<&str> = part.iter().map(String::as_str).collect();
+        for r in block_on(admin(bootstrap).delete_topics(&refs, &opts)).expect("delete the source topics") {
+            r.unwrap_or_else(|(t, e)| panic!("delete source topic {t}: {e}"));
+        }
+    }
+}
+
+/// The series on the page naming a topic that starts with `prefix`.
+fn series_naming(page: &Scrape, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = page.series.keys().filter(|k| k.contains(&format!("topic=\"{prefix}"))).cloned().collect();
+    v.sort();
+    v
+}
+
+/// Records acknowledged by the target for `topic`, as its series says (None: no series).
+fn produced_of(page: &Scrape, topic: &str) -> Option<f64> {
+    page.matching("mirror_maker_records_produced_total", &[("topic", topic)]).first().map(|(_, v)| *v)
+}
+
+#[test]
+fn a_thousand_topics_created_and_deleted_at_the_source_leave_no_trace() {
+    require_clusters!();
+    let id = short_id();
+    let prefix = format!("fg{id}");
+    let names: Vec<String> = (0..1000).map(|i| format!("{prefix}-{i}")).collect();
+    create_topics(&source(), &names);
+    let records: Vec<(String, Vec<Rec>)> = names.iter().map(|n| (n.clone(), sample_records(n, 2))).collect();
+    let port = free_port();
+    let mut args = checkpointing_mirror(&format!("{prefix}-.*"), &prefix);
+    args.extend([s("--metrics.port"), port.to_string()]);
+    let mut m = Mirror::start(&args);
+    wait_long("the mirror's metrics endpoint", || {
+        assert!(m.alive(), "the mirror stopped; log:\n{}", m.output());
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let batches: Vec<(&str, Option<i32>, &[Rec])> = records.iter().map(|(t, r)| (t.as_str(), None, r.as_slice())).collect();
+    produce_many(&source(), &batches);
+    wait_long("every topic's 2 records acknowledged by the target", || {
+        let page = scrape(port);
+        names.iter().all(|n| produced_of(&page, n) == Some(2.0))
+    });
+    let routes = scrape(port).sum("mirror_maker_topic_routes");
+    assert_eq!(routes, Some(1000.0), "one route per mirrored topic while they exist");
+
+    delete_topics(&source(), &names);
+    wait_long("no series naming the deleted topics, and no routes left", || {
+        let page = scrape(port);
+        series_naming(&page, &prefix).is_empty() && page.sum("mirror_maker_topic_routes") == Some(0.0)
+    });
+    m.wait_for_log("offset-sync partitions tracked: 0");
+
+    // One comes back with the same name: its state starts afresh (3 records, not 2 + 3).
+    let again = &names[7];
+    wait_long("the deleted topic gone from the source's listing", || !list_topics(&source()).contains(again));
+    wait_until("the topic made again", || {
+        let r = block_on(admin(&source()).create_topics(&[NewTopic::new(again, 1, TopicReplication::Fixed(1))], &AdminOptions::new()));
+        matches!(r.as_deref(), Ok([Ok(_)])) || list_topics(&source()).contains(again)
+    });
+    produce(&source(), again, &sample_records(again, 3));
+    wait_long("the topic made again mirrored with fresh counters", || produced_of(&scrape(port), again) == Some(3.0));
+    assert_eq!(scrape(port).sum("mirror_maker_topic_routes"), Some(1.0));
+    assert!(m.alive(), "the mirror stopped; log:\n{}", m.output());
+    m.stop();
+}
+
+/// MM1 mode with checkpoints (so offset-syncs are tracked per partition),
+/// topics looked at every second. An alias of the test's own: its syncs
+/// topic then holds no other run's syncs, which would be read back.
+fn checkpointing_mirror(whitelist: &str, alias: &str) -> Vec<String> {
+    let consumer = props(
+        "consumer.properties",
+        &[format!("bootstrap.servers={}", source()), format!("group.id={}", unique("forget-mirror")), "auto.offset.reset=earliest".into()],
+    );
+    let mut args = vec![s("--consumer.config"), path(&consumer), s("--producer.config"), path(&producer_props(&target())), s("--whitelist"), s(whitelist)];
+    let extra = [
+        "--message.handler",
+        "partition-preserving",
+        "--emit.checkpoints",
+        "true",
+        "--source.alias",
+        alias,
+        "--checkpoint.interval.ms",
+        "1000",
+        "--topic.refresh.interval.ms",
+        "1000",
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
 }

@@ -241,6 +241,16 @@ impl CheckpointStore {
         gone.len()
     }
 
+    /// Forgets the checkpoints of `group` on partitions `held` refuses
+    /// (checkpoint topic, partition): those the group holds no offset of
+    /// any more on the source (its topic deleted there, or its offsets
+    /// deleted), which would otherwise be committed to the target again
+    /// each sync and kept for the life of the process. As Java, whose
+    /// task keeps only each group's checkpoints of its latest round.
+    fn retain_for_group(&mut self, group: &str, held: impl Fn(&str, i32) -> bool) {
+        self.last.retain(|(g, t, p), _| g != group || held(t, *p));
+    }
+
     /// Groups with checkpoints, each with its latest per partition.
     fn groups(&self) -> HashMap<&str, Vec<GroupOffset>> {
         let mut by: HashMap<&str, Vec<GroupOffset>> = HashMap::new();
@@ -475,6 +485,8 @@ impl Checkpointer {
                     continue;
                 }
             };
+            let held: std::collections::HashSet<(String, i32)> = committed.iter().filter_map(|o| Some((self.mirrored(&o.topic)?, o.partition))).collect();
+            last.retain_for_group(group, |t, p| held.contains(&(t.to_string(), p)));
             for o in committed.iter().filter(|o| self.mirrored(&o.topic).is_some()) {
                 let e = oldest.entry((o.topic.clone(), o.partition)).or_insert(o.offset);
                 *e = (*e).min(o.offset);
@@ -601,6 +613,10 @@ mod tests {
         assert_eq!(last.retain_groups(|g| g == "live"), 1);
         assert_eq!(last.groups().into_keys().collect::<Vec<_>>(), ["live"]);
         assert_eq!(last.retain_groups(|_| true), 0);
+        // A partition the group no longer holds (its topic deleted at the source) goes; the rest stays.
+        last.put(&Checkpoint { group: "live".into(), topic: "t".into(), partition: 1, upstream_offset: 5, downstream_offset: 5, metadata: String::new() });
+        last.retain_for_group("live", |t, p| (t, p) == ("t", 1));
+        assert_eq!(last.groups()["live"].iter().map(|o| o.partition).collect::<Vec<_>>(), [1]);
     }
 
     #[test]

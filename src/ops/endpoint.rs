@@ -333,6 +333,12 @@ pub fn render(m: &Metrics) -> String {
             t.latencies().into_iter().map(|(p, ms)| (format!("{{{},topic=\"{}\",partition=\"{p}\"}}", m.source_labels(t.source), t.topic), ms as f64 / 1000.0))
         }),
     );
+    page.single(
+        "topic_routes",
+        "gauge",
+        "Source topics the consumer streams keep a route for; a topic deleted at the source leaves it.",
+        g(&m.topic_routes) as f64,
+    );
     page.single("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64);
     page.single("channel_records", "gauge", "Records waiting in the channels between consumer streams and producer workers.", m.channel_depth() as f64);
     page.single(

@@ -123,8 +123,10 @@ pub struct Metrics {
     pub group_syncs_skipped_active: Counter,
     /// Per stream: its partitions' lag, replaced at every report.
     pub lag: Mutex<HashMap<String, StreamLag>>,
-    /// Per (source, topic); entries live as long as the process.
+    /// Per (source, topic); an entry goes when its topic is deleted at the source.
     pub topics: Mutex<HashMap<(usize, String), Arc<TopicMetrics>>>,
+    /// Source topics the consumer streams keep a route for (a gauge).
+    pub topic_routes: Counter,
     /// Wall time of successful commits, for the endpoint's summary.
     pub commit_micros: Counter,
     /// Records handed to the producer channels, and taken out by the
@@ -183,6 +185,12 @@ impl Metrics {
     pub fn topic(&self, source: usize, topic: &str) -> Arc<TopicMetrics> {
         let mut topics = self.topics();
         topics.entry((source, topic.to_string())).or_insert_with(|| Arc::new(TopicMetrics::new(source, topic))).clone()
+    }
+
+    /// Drops the counters of a topic deleted at the source: its series
+    /// leave the page, and a topic made again with the name counts afresh.
+    pub fn forget_topic(&self, source: usize, topic: &str) {
+        self.topics().remove(&(source, topic.to_string()));
     }
 
     /// Every topic's counters, ordered by source and name.
