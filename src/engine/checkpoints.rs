@@ -249,6 +249,31 @@ impl CheckpointStore {
         self.last.insert((c.group.clone(), c.topic.clone(), c.partition), (c.upstream_offset, c.downstream_offset, c.metadata.clone(), epoch));
     }
 
+    /// Forgets every group `keep` refuses; gives how many were forgotten.
+    fn retain_groups(&mut self, keep: impl Fn(&str) -> bool) -> usize {
+        let mut gone = std::collections::HashSet::new();
+        self.last.retain(|(g, _, _), _| {
+            let kept = keep(g);
+            if !kept {
+                gone.insert(g.clone());
+            }
+            kept
+        });
+        self.synced.retain(|(g, _, _), _| !gone.contains(g));
+        gone.len()
+    }
+
+    /// Forgets the checkpoints of `group` on partitions `held` refuses
+    /// (checkpoint topic, partition): those the group holds no offset of
+    /// any more on the source (its topic deleted there, or its offsets
+    /// deleted), which would otherwise be committed to the target again
+    /// each sync and kept for the life of the process. As Java, whose
+    /// task keeps only each group's checkpoints of its latest round.
+    fn retain_for_group(&mut self, group: &str, held: impl Fn(&str, i32) -> bool) {
+        self.last.retain(|(g, t, p), _| g != group || held(t, *p));
+        self.synced.retain(|(g, t, p), _| g != group || held(t, *p));
+    }
+
     /// Groups with checkpoints, each with its latest per partition and
     /// whether the group sync may move that partition back on the target:
     /// it committed a checkpoint of an earlier target log there, which
@@ -380,11 +405,10 @@ impl Checkpointer {
         let mut read_back = 0;
         match read_to_end(&self.target, &cp.topic, None, READ_PATIENCE, &|| self.shutdown.stopping()) {
             Ok(records) => {
-                for (_, k, v) in records {
-                    if let Ok(c) = Checkpoint::decode(&k, &v) {
-                        last.put(&c, 0);
-                        read_back += 1;
-                    }
+                // Only groups the filter takes now: one excluded since (or one of ours) is never synced again.
+                for c in records.iter().filter_map(|(_, k, v)| Checkpoint::decode(k, v).ok()).filter(|c| self.is_consumer(&cp.groups, &c.group)) {
+                    last.put(&c, 0);
+                    read_back += 1;
                 }
             }
             Err(e) => warn!("[{name}] {e}; checkpoints start afresh"),
@@ -407,13 +431,36 @@ impl Checkpointer {
             cp.sync_group_offsets.map_or(String::new(), |d| format!("; group offsets synced to the target every {d:?}"))
         );
         let mut next_sync = cp.sync_group_offsets.map(|d| Instant::now() + d);
+        // Whether a listing of the source's groups has succeeded yet: until
+        // one has, the checkpoints read back may name groups deleted since,
+        // so none is synced.
+        let mut listed_once = false;
         loop {
             if self.wait(cp.interval) {
                 return;
             }
             self.check_target_logs(&target);
             let mut oldest = HashMap::new();
-            let written = self.emit(source.client(), &producer, &cp.topic, &cp.groups, &mut last, &mut oldest);
+            let consumers = match groups::list_groups(source.client()) {
+                Ok(l) => Some(l.into_iter().map(|g| g.group).filter(|g| self.is_consumer(&cp.groups, g)).collect::<Vec<_>>()),
+                Err(e) => {
+                    warn!("[{name}] cannot list the source's consumer groups: {e}");
+                    None
+                }
+            };
+            // A group no longer listed (deleted on the source, or excluded
+            // since) is forgotten: no more checkpoints of it in memory, no
+            // more commits of them to the target. A failed listing says
+            // nothing about any group, so nothing is forgotten then.
+            if let Some(listed) = &consumers {
+                listed_once = true;
+                let listed: std::collections::HashSet<&str> = listed.iter().map(String::as_str).collect();
+                let forgotten = last.retain_groups(|g| listed.contains(g));
+                if forgotten > 0 {
+                    info!("[{name}] {forgotten} group(s) with checkpoints no longer listed on the source (or no longer taken by the groups filter): forgotten, no longer synced");
+                }
+            }
+            let written = self.emit(source.client(), &producer, &cp.topic, consumers.as_deref().unwrap_or_default(), &mut last, &mut oldest);
             producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
             if written > 0 {
                 debug!("[{name}] {written} checkpoints written");
@@ -427,7 +474,7 @@ impl Checkpointer {
                 }
             }
             if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
-                if Instant::now() >= at {
+                if Instant::now() >= at && listed_once {
                     self.sync_groups(target.client(), &mut last);
                     next_sync = Some(Instant::now() + every);
                 }
@@ -512,44 +559,45 @@ impl Checkpointer {
         }
     }
 
+    /// Whether `group` is a consumer group to checkpoint: taken by the
+    /// groups filter and not one of the mirror's own (its progress, its
+    /// restart points, its admin client), which are no consumers to fail over.
+    fn is_consumer(&self, filter: &crate::plan::policy::NameFilter, group: &str) -> bool {
+        filter.matches(group) && Some(group) != self.own_group.as_deref() && !group.starts_with("mirror-maker.")
+    }
+
+    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]).
     fn emit<C: rdkafka::ClientContext>(
         &self,
         source: &rdkafka::client::Client<C>,
         producer: &BaseProducer,
         topic: &str,
-        filter: &crate::plan::policy::NameFilter,
+        listed: &[String],
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
     ) -> usize {
         let name = &self.name;
-        let listed = match groups::list_groups(source) {
-            Ok(l) => l,
-            Err(e) => {
-                warn!("[{name}] cannot list the source's consumer groups: {e}");
-                return 0;
-            }
-        };
         let mut written = 0;
-        // The mirror's own groups (its progress, its restart points, its admin client) are no consumers to fail over.
-        let ours = |g: &str| Some(g) == self.own_group.as_deref() || g.starts_with("mirror-maker.");
-        for g in listed.iter().filter(|g| filter.matches(&g.group) && !ours(&g.group)) {
+        for group in listed {
             if self.shutdown.stopping() {
                 break;
             }
             // Java stamps checkpoints with the time just before the group's offsets were listed.
             let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-            let committed = match groups::group_offsets(source, &g.group) {
+            let committed = match groups::group_offsets(source, group) {
                 Ok(c) => c,
                 Err(e) => {
-                    warn!("[{name}] group {}: {e}", g.group);
+                    warn!("[{name}] group {group}: {e}");
                     continue;
                 }
             };
+            let held: std::collections::HashSet<(String, i32)> = committed.iter().filter_map(|o| Some((self.mirrored(&o.topic)?, o.partition))).collect();
+            last.retain_for_group(group, |t, p| held.contains(&(t.to_string(), p)));
             for o in committed.iter().filter(|o| self.mirrored(&o.topic).is_some()) {
                 let e = oldest.entry((o.topic.clone(), o.partition)).or_insert(o.offset);
                 *e = (*e).min(o.offset);
             }
-            for (c, epoch) in due(&g.group, &committed, |t| self.mirrored(t), &self.store, last) {
+            for (c, epoch) in due(group, &committed, |t| self.mirrored(t), &self.store, last) {
                 let (Ok(key), Ok(value)) = (c.encode_key(), c.encode_value()) else {
                     warn!("[{name}] no checkpoint for group {} on {}: a name or metadata too long for MirrorMaker 2's format", c.group, c.topic);
                     continue;
@@ -710,6 +758,21 @@ mod tests {
         last.synced("g", &[offset("t", 0, 0)]);
         assert_eq!(last.groups()["g"], [(offset("t", 0, 0), false)], "once");
         assert_eq!(f.store.translate("t", 0, 15_000), Some(5_000), "exact in the new log");
+    }
+
+    #[test]
+    fn groups_no_longer_listed_are_forgotten_with_all_their_checkpoints() {
+        let mut last = CheckpointStore::default();
+        for (g, p) in [("gone", 0), ("gone", 1), ("live", 0)] {
+            last.put(&Checkpoint { group: g.into(), topic: "t".into(), partition: p, upstream_offset: 5, downstream_offset: 5, metadata: String::new() }, 0);
+        }
+        assert_eq!(last.retain_groups(|g| g == "live"), 1);
+        assert_eq!(last.groups().into_keys().collect::<Vec<_>>(), ["live"]);
+        assert_eq!(last.retain_groups(|_| true), 0);
+        // A partition the group no longer holds (its topic deleted at the source) goes; the rest stays.
+        last.put(&Checkpoint { group: "live".into(), topic: "t".into(), partition: 1, upstream_offset: 5, downstream_offset: 5, metadata: String::new() }, 0);
+        last.retain_for_group("live", |t, p| (t, p) == ("t", 1));
+        assert_eq!(last.groups()["live"].iter().map(|(o, _)| o.partition).collect::<Vec<_>>(), [1]);
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct StreamContext {
     /// keeps an application pause across unassign and assign, so these are
     /// the ones a new assignment may bring back paused.
     pub paused_in_librdkafka: Mutex<FxHashSet<Tp>>,
+    /// Topics the control thread found deleted at the source, for the
+    /// stream to forget once they have left its assignment.
+    pub gone_topics: Mutex<FxHashSet<Arc<str>>>,
     /// A commit sent whose answer did not come back in time (see [`commit`]).
     pub unanswered_commit: Mutex<Option<CommitQueue>>,
     pub shutdown: Arc<Shutdown>,
@@ -458,6 +461,7 @@ impl Stream {
             }
             let outcome = self.consumer.context().outbox.lock().unwrap().ship_all();
             apply(&self.consumer, &self.spec.name, outcome);
+            self.forget_gone();
             if self.last_commit.elapsed() >= self.spec.commit_interval {
                 let ctx = self.consumer.context();
                 let mut offsets = ctx.tracker.committable();
@@ -472,6 +476,43 @@ impl Stream {
                 self.last_commit = Instant::now();
             }
         }
+    }
+
+    /// Forgets what the stream keeps of topics deleted at the source (see
+    /// [`StreamContext::gone_topics`]): their routes, their counters and
+    /// their offset-sync state. Only once a topic has left the assignment,
+    /// so no record of it comes after; records of it still in flight keep
+    /// their own handles (Arcs) and are settled and committed as any other.
+    /// A topic made again with the same name starts afresh.
+    fn forget_gone(&mut self) {
+        let ctx = self.consumer.context();
+        if ctx.gone_topics.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+            return;
+        }
+        let Ok(assigned) = self.consumer.assignment() else { return };
+        let held: FxHashSet<String> = assigned.elements().iter().map(|e| e.topic().to_string()).collect();
+        let gone: Vec<Arc<str>> = {
+            let mut pending = ctx.gone_topics.lock().unwrap_or_else(|e| e.into_inner());
+            let gone: Vec<Arc<str>> = pending.iter().filter(|t| !held.contains(&***t)).cloned().collect();
+            for t in &gone {
+                pending.remove(t);
+            }
+            gone
+        };
+        if gone.is_empty() {
+            return;
+        }
+        for topic in &gone {
+            if self.routes.remove(topic.as_bytes()).is_some() {
+                ctx.metrics.topic_routes.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            ctx.metrics.forget_topic(self.spec.source_index, topic);
+            if let Some(syncs) = &self.spec.syncs {
+                syncs.forget_topic(topic);
+            }
+        }
+        let tracked = self.spec.syncs.as_ref().map_or(String::new(), |s| format!("; offset-sync partitions tracked: {}", s.tracked()));
+        info!("[{}] forgot {} topics deleted at the source (routes, counters, offset-sync state){tracked}", self.spec.name, gone.len());
     }
 
     /// Stop: drop what was never handed over, wait for acks, commit, leave.
@@ -561,6 +602,7 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
             let stamp = spec.provenance.as_ref().map(|p| Arc::from(p.source_id.as_str()));
             let syncs = spec.syncs.clone();
             let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new(), syncs };
+            Metrics::add(&ctx.metrics.topic_routes, 1);
             routes.entry(Box::from(name)).or_insert(route)
         }
     };

@@ -168,6 +168,7 @@ impl Control {
             }
         };
         topics.sort();
+        self.forget_gone(&topics);
         // Before subscribing, so a new topic exists on the target before any
         // of its records is produced (and the broker never auto-creates it).
         if let Some(sync) = &self.spec.topic_sync {
@@ -236,6 +237,28 @@ impl Control {
         self.subscribed = names;
     }
 
+    /// Topics subscribed before and no longer listed (deleted at the
+    /// source): this thread's own state of them goes now; the stream
+    /// forgets its routes, counters and offset-sync state of them once
+    /// they have left its assignment (see `Stream::forget_gone`). A topic
+    /// listed again before that is not forgotten there at all.
+    fn forget_gone(&mut self, listed: &[(String, usize)]) {
+        let names: FxHashSet<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+        let gone: Vec<&String> = self.subscribed.iter().filter(|t| !names.contains(t.as_str())).collect();
+        let mut pending = self.ctx().gone_topics.lock().unwrap_or_else(|e| e.into_inner());
+        pending.retain(|t| !names.contains(&**t));
+        if gone.is_empty() {
+            return;
+        }
+        pending.extend(gone.iter().map(|t| Arc::from(t.as_str())));
+        drop(pending);
+        debug!("[{}] {} subscribed topics no longer listed on the source: forgetting them", self.spec.name, gone.len());
+        self.checked_partitions.retain(|t, _| names.contains(t.as_str()));
+        self.listed_partitions.retain(|t, _| names.contains(t.as_str()));
+        self.group_committed.retain(|(t, _), _| names.contains(&**t));
+        self.paused_ends.retain(|(t, _), _| names.contains(t.as_str()));
+    }
+
     /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
     /// its end (as librdkafka last learned it from a fetch, or as asked of
     /// the source while paused) minus its committed offset (the stream's
@@ -273,7 +296,7 @@ impl Control {
             };
             partitions.push((e.topic().to_string(), e.partition(), lag));
         }
-        ctx.metrics.lag.lock().unwrap().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
+        ctx.metrics.lag().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
     }
 
     /// Asks the source for the ends of the partitions paused now, every

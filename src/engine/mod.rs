@@ -258,6 +258,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 control_stopped: Default::default(),
                 paused_in_librdkafka: Default::default(),
                 unanswered_commit: Default::default(),
+                gone_topics: Default::default(),
                 shutdown: env.shutdown.clone(),
                 metrics: env.metrics.clone(),
                 cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),

@@ -40,7 +40,7 @@
 //! no such knowledge and translate as Java's do.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -165,6 +165,10 @@ pub struct PartitionSyncs {
     partition: i32,
     flow: Arc<FlowSyncs>,
     track: Mutex<Track>,
+    /// Its topic was deleted at the source ([`FlowSyncs::forget_topic`]):
+    /// acknowledgements of records still in flight make no sync, which
+    /// would bring the partition back into the store.
+    forgotten: AtomicBool,
 }
 
 impl std::fmt::Debug for PartitionSyncs {
@@ -177,6 +181,9 @@ impl PartitionSyncs {
     /// Records of this partition the target acknowledged, in report
     /// order: `(source offset, target offset)`.
     pub fn acknowledged(&self, acks: impl IntoIterator<Item = (i64, i64)>) {
+        if self.forgotten.load(Ordering::Relaxed) {
+            return;
+        }
         let lag_max = self.flow.lag_max;
         let mut due = Vec::new();
         {
@@ -191,6 +198,9 @@ impl PartitionSyncs {
     }
 
     fn flush(&self, idle_only: bool) {
+        if self.forgotten.load(Ordering::Relaxed) {
+            return;
+        }
         let m = {
             let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
             if idle_only && t.last_ack.elapsed() < IDLE_AFTER {
@@ -234,8 +244,37 @@ impl FlowSyncs {
     pub fn partition(self: &Arc<Self>, topic: &Arc<str>, partition: i32) -> Arc<PartitionSyncs> {
         let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
         map.entry((topic.clone(), partition))
-            .or_insert_with(|| Arc::new(PartitionSyncs { topic: topic.clone(), partition, flow: self.clone(), track: Mutex::new(Track::default()) }))
+            .or_insert_with(|| {
+                Arc::new(PartitionSyncs {
+                    topic: topic.clone(),
+                    partition,
+                    flow: self.clone(),
+                    track: Mutex::new(Track::default()),
+                    forgotten: AtomicBool::new(false),
+                })
+            })
             .clone()
+    }
+
+    /// Forgets a topic deleted at the source: each partition's rule state
+    /// (a handle still held by a record in flight makes no more syncs)
+    /// and its syncs in the store, which would otherwise be kept, and pin
+    /// the restart point, for the life of the process. A topic made again
+    /// with the name starts afresh.
+    pub fn forget_topic(&self, topic: &str) {
+        self.partitions.lock().unwrap_or_else(|e| e.into_inner()).retain(|(t, _), p| {
+            let keep = &**t != topic;
+            if !keep {
+                p.forgotten.store(true, Ordering::Relaxed);
+            }
+            keep
+        });
+        self.store.forget_topic(topic);
+    }
+
+    /// Partitions with rule state and partitions with syncs in the store, together.
+    pub fn tracked(&self) -> usize {
+        self.partitions.lock().unwrap_or_else(|e| e.into_inner()).len() + self.store.partitions()
     }
 
     /// Writes the latest mapping of every partition not yet written (at
@@ -373,6 +412,21 @@ impl SyncStore {
             point = Some(point.map_or(at, |p| p.min(at)));
         }
         point
+    }
+
+    /// Drops every sync of `topic` (see [`FlowSyncs::forget_topic`]).
+    fn forget_topic(&self, topic: &str) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.syncs.retain(|(t, _), _| &**t != topic);
+        s.early.retain(|(t, _), _| &**t != topic);
+        s.floors.retain(|(t, _), _| &**t != topic);
+        s.epochs.retain(|(t, _), _| &**t != topic);
+    }
+
+    /// Partitions with syncs kept.
+    fn partitions(&self) -> usize {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.syncs.len() + s.early.len()
     }
 
     pub fn is_loaded(&self) -> bool {
@@ -553,6 +607,30 @@ mod tests {
         // Going back downstream (target truncated).
         p.acknowledged([(302, 10)]);
         assert_eq!(written(&rx), [(301, 1251), (302, 10)]);
+    }
+
+    #[test]
+    fn a_topic_deleted_at_the_source_is_forgotten_and_comes_back_fresh() {
+        let (f, rx) = flow();
+        let (gone, kept): (Arc<str>, Arc<str>) = (Arc::from("gone"), Arc::from("kept"));
+        let in_flight = f.partition(&gone, 0);
+        in_flight.acknowledged((0..50).map(|u| (u, 500 + u)));
+        f.partition(&kept, 0).acknowledged([(0, 0)]);
+        f.flush(false);
+        assert_eq!(f.tracked(), 4, "two partitions with rule state, two with syncs");
+        f.forget_topic("gone");
+        assert_eq!(f.tracked(), 2);
+        assert_eq!(f.store.translate("gone", 0, 10), None);
+        // A record of the deleted topic still in flight is acknowledged: no sync, nothing comes back.
+        let _ = written(&rx);
+        in_flight.acknowledged([(50, 550), (300, 900)]);
+        f.flush(false);
+        assert_eq!(written(&rx), [], "no sync from a forgotten partition");
+        assert_eq!(f.tracked(), 2);
+        // Made again with the name: its first record is synced as a new partition's is.
+        f.partition(&gone, 0).acknowledged([(0, 7)]);
+        assert_eq!(written(&rx), [(0, 7)]);
+        assert_eq!(f.store.translate("gone", 0, 0), Some(7));
     }
 
     #[test]

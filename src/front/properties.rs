@@ -43,14 +43,14 @@ pub fn load(path: &Path) -> Result<PropertiesFile, ConfigError> {
 /// U+0020), as the clients' ConfigDef does; a repeated key keeps its last
 /// value and line.
 pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
-    use java_properties::{LineContent, PropertiesIter};
-    let ascii = latin1_as_escapes(text);
+    use java_properties::LineContent;
+    let input = for_reader(text);
     // Each key's place in `slots`; a repeat empties the earlier slot, so the
     // file keeps Java's last-wins in one pass.
     let mut slots: Vec<Option<Property>> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for line in PropertiesIter::new(ascii.as_slice()) {
-        let line = line.map_err(|e| ConfigError(format!("{}: not a valid properties file: {e}", path.display())))?;
+    for line in reader(&input) {
+        let line = line.map_err(|e| refusal(path, &e))?;
         if let LineContent::KVPair(key, value) = line.content() {
             let key = java_trim(key).to_string();
             let value = java_trim(value).to_string();
@@ -61,6 +61,107 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
         }
     }
     Ok(PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() })
+}
+
+/// The file's bytes as the properties reader must get them: Latin-1
+/// bytes as escapes ([`latin1_as_escapes`]) and each escaped UTF-16
+/// surrogate pair as its character ([`join_surrogate_pairs`]), comments
+/// emptied ([`comments_emptied`]).
+pub(crate) fn for_reader(text: &[u8]) -> Vec<u8> {
+    join_surrogate_pairs(&comments_emptied(&latin1_as_escapes(text)))
+}
+
+/// Java skips a comment line unread, but the Rust reader unescapes it
+/// and refuses a bad escape there (`# see \uD83D`, `# C:\users`): every
+/// comment keeps only its `#` or `!`. A comment is a line that does not
+/// continue the one before (which ends in an odd number of backslashes)
+/// and starts, after spaces, tabs and form feeds, with `#` or `!`; its
+/// own last backslash continues nothing, as in Java. Line breaks stay, so
+/// line numbers do.
+fn comments_emptied(ascii: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ascii.len());
+    let mut continued = false;
+    let mut rest = ascii;
+    while !rest.is_empty() {
+        let end = rest.iter().position(|&b| b == b'\n' || b == b'\r').unwrap_or(rest.len());
+        let brk = match &rest[end..] {
+            [b'\r', b'\n', ..] => 2,
+            [] => 0,
+            _ => 1,
+        };
+        let (body, line) = (&rest[..end], &rest[..end + brk]);
+        rest = &rest[end + brk..];
+        let lead = body.iter().take_while(|&&b| b == b' ' || b == b'\t' || b == b'\x0c').count();
+        if !continued && matches!(body.get(lead), Some(b'#' | b'!')) {
+            out.extend_from_slice(&body[..=lead]);
+            out.extend_from_slice(&line[end..]);
+            continue;
+        }
+        out.extend_from_slice(line);
+        continued = body.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1;
+    }
+    out
+}
+
+/// The properties reader over [`for_reader`]'s bytes. UTF-8, since a
+/// joined pair is written as its UTF-8 bytes; everything else there is
+/// ASCII, which reads the same in any of the encodings.
+pub(crate) fn reader(input: &[u8]) -> java_properties::PropertiesIter<&[u8]> {
+    java_properties::PropertiesIter::new_with_encoding(input, encoding_rs::UTF_8)
+}
+
+/// A reader's error as a message naming file:line. The only `\uXXXX`
+/// that is no character, once pairs are joined, is a lone surrogate.
+pub(crate) fn refusal(path: &Path, e: &java_properties::PropertiesError) -> ConfigError {
+    let at = e.line_number().map_or_else(|| path.display().to_string(), |l| format!("{}:{l}", path.display()));
+    if e.to_string().contains("invalid character") {
+        return ConfigError(format!(
+            "{at}: a \\uXXXX escape of half a UTF-16 surrogate pair (D800-DFFF) without its other half next to it. Java would keep a broken \
+             character there; write the whole pair, high half then low half with nothing between (e.g. \\uD83D\\uDE00 for U+1F600), on one line"
+        ));
+    }
+    ConfigError(format!("{at}: not a valid properties file: {e}"))
+}
+
+/// Java's `loadConvert` makes one UTF-16 unit of each `\uXXXX`, so the
+/// two escapes of a surrogate pair (`\uD83D\uDE00`) become one character
+/// beyond U+FFFF; the Rust reader refuses each half alone. Each such pair
+/// is written here as its character's UTF-8 bytes. `ascii` is what
+/// [`latin1_as_escapes`] gives. Walking escapes two bytes at a time keeps
+/// `\\uD83D` (an escaped backslash, then text) out. A lone half is left
+/// as it is: in a comment, which Java never unescapes, it is harmless; in
+/// a key or value the reader refuses it (see [`refusal`]).
+fn join_surrogate_pairs(ascii: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ascii.len());
+    let mut i = 0;
+    while i < ascii.len() {
+        if ascii[i] != b'\\' {
+            out.push(ascii[i]);
+            i += 1;
+            continue;
+        }
+        let high = unit_at(ascii, i).filter(|u| (0xD800..0xDC00).contains(u));
+        let low = unit_at(ascii, i + 6).filter(|u| (0xDC00..0xE000).contains(u));
+        if let (Some(high), Some(low)) = (high, low) {
+            let c = char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).expect("a surrogate pair makes a character");
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            i += 12;
+            continue;
+        }
+        // Any other escape is copied whole, so its second byte never starts one.
+        out.extend_from_slice(&ascii[i..(i + 2).min(ascii.len())]);
+        i += 2;
+    }
+    out
+}
+
+/// The UTF-16 unit of a `\uXXXX` escape starting at `at`, if one does.
+fn unit_at(ascii: &[u8], at: usize) -> Option<u32> {
+    let e = ascii.get(at..at + 6)?;
+    if e[0] != b'\\' || e[1] != b'u' {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok()
 }
 
 /// Java's `String.trim()`: only characters up to U+0020 count as space.
@@ -107,5 +208,47 @@ impl PropertiesFile {
             0 => format!("{} (not in the file: set as MirrorMaker 2 sets it)", self.path.display()),
             line => format!("{}:{line}", self.path.display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Result<String, ConfigError> {
+        let file = parse(Path::new("t.properties"), text.as_bytes())?;
+        Ok(file.get("k").expect("k is read").value.clone())
+    }
+
+    #[test]
+    fn a_surrogate_pair_escape_is_the_character_java_reads() {
+        assert_eq!(value("k=a\\uD83D\\uDE00b\n").unwrap(), "a\u{1F600}b");
+        assert_eq!(value("k=\\ud83d\\ude00\n").unwrap(), "\u{1F600}", "hex digits in either case, as Java");
+        // In a key too, and beside a Latin-1 byte read as its own character.
+        let file = parse(Path::new("t.properties"), b"x\\uD83D\\uDE00y=\xe9\\uD83D\\uDE00\n").unwrap();
+        assert_eq!(file.get("x\u{1F600}y").unwrap().value, "\u{e9}\u{1F600}");
+        // An escaped backslash before `u` is no escape: the text stays as written.
+        let e = value("k=\\\\uD83D\\uDE00\n").unwrap_err().0;
+        assert!(e.contains("t.properties:1"), "the second half is then lone: {e}");
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_refused_with_its_file_line_and_what_to_do() {
+        for text in ["a=1\nk=x\\uD83D\n", "a=1\nk=\\uDE00x\n", "a=1\nk=\\uD83D\\u0041\n", "a=1\nk=\\uD83D\\uD83D\\uDE00\n"] {
+            let e = value(text).unwrap_err().0;
+            assert!(e.contains("t.properties:2") && e.contains("surrogate") && e.contains("\\uD83D\\uDE00"), "{text:?}: {e}");
+        }
+        // A comment is never unescaped by Java: a lone surrogate or any bad escape there is no error.
+        assert_eq!(value("# \\uD83D alone\n  ! C:\\users \\\nk=v\n").unwrap(), "v");
+        // A line continuing a value is no comment, even when it starts with `#`.
+        assert_eq!(value("k=a\\\r\n  #b\r\n#c=d\r\n").unwrap(), "a#b");
+    }
+
+    #[test]
+    fn the_mm2_reader_reads_pairs_too() {
+        let (file, _) = crate::front::mm2::raw::read(Path::new("mm2.properties"), b"k = \\uD83D\\uDE00 \n").unwrap();
+        assert_eq!(file.get("k").unwrap().value, "\u{1F600} ", "raw: trailing space kept");
+        let e = crate::front::mm2::raw::read(Path::new("mm2.properties"), b"\nk = \\uDE00\n").unwrap_err().0;
+        assert!(e.contains("mm2.properties:2") && e.contains("surrogate"), "{e}");
     }
 }

@@ -202,12 +202,17 @@ fn head_end(bytes: &[u8]) -> Option<usize> {
 /// The page for `GET /metrics` (or `/`), 404 for anything else; 500 if
 /// rendering panics, which ends that scrape and nothing more.
 fn page_for(head: &str, metrics: &Metrics) -> Vec<u8> {
+    page_with(head, || render(metrics))
+}
+
+/// [`page_for`] with the page made by `render`.
+fn page_with(head: &str, render: impl FnOnce() -> String) -> Vec<u8> {
     let request = head.lines().next().unwrap_or("");
     let path = request.split_whitespace().nth(1).unwrap_or("");
     if !(request.starts_with("GET ") && (path == "/metrics" || path == "/")) {
         return response("404 Not Found", "", "only GET /metrics is served\n");
     }
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(metrics))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)) {
         Ok(body) => response("200 OK", "", &body),
         Err(_) => {
             warn!("metrics endpoint: rendering the page panicked (the message went to stderr); answering 500");
@@ -327,6 +332,12 @@ pub fn render(m: &Metrics) -> String {
         topics.iter().flat_map(|t| {
             t.latencies().into_iter().map(|(p, ms)| (format!("{{{},topic=\"{}\",partition=\"{p}\"}}", m.source_labels(t.source), t.topic), ms as f64 / 1000.0))
         }),
+    );
+    page.single(
+        "topic_routes",
+        "gauge",
+        "Source topics the consumer streams keep a route for; a topic deleted at the source leaves it.",
+        g(&m.topic_routes) as f64,
     );
     page.single("in_flight_records", "gauge", "Records read and not yet acknowledged or dropped.", m.in_flight() as f64);
     page.single("channel_records", "gauge", "Records waiting in the channels between consumer streams and producer workers.", m.channel_depth() as f64);
@@ -614,19 +625,33 @@ mod tests {
     }
 
     #[test]
-    fn a_panic_while_rendering_answers_500_and_the_endpoint_keeps_serving() {
+    fn a_lag_table_poisoned_by_a_panic_elsewhere_does_not_break_later_scrapes() {
         let m = Arc::new(Metrics::default());
+        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 0, partitions: vec![("orders".into(), 1, 7)] });
+        m.topic(0, "orders");
         let poisoner = m.clone();
         let _ = thread::spawn(move || {
-            let _held = poisoner.lag.lock().unwrap();
-            panic!("poisons the lag table on purpose");
+            let _lag = poisoner.lag.lock().unwrap();
+            let _topics = poisoner.topics.lock().unwrap();
+            panic!("poisons the lag and topic tables on purpose");
         })
         .join();
+        assert!(m.lag.is_poisoned() && m.topics.is_poisoned(), "the test must really poison both tables");
         let port = start(m);
-        // More scrapes than there are handler slots: a slot lost per panic would show.
+        // More scrapes than there are handler slots: a slot lost per scrape would show too.
         for i in 0..20 {
-            let page = scrape(port).unwrap_or_else(|e| panic!("scrape {i} after a render panic: {e}"));
-            assert!(page.starts_with("HTTP/1.1 500"), "scrape {i}: {page}");
+            let page = scrape(port).unwrap_or_else(|e| panic!("scrape {i} after the poisoning: {e}"));
+            assert!(page.starts_with("HTTP/1.1 200"), "scrape {i}: {page}");
+            assert!(page.contains("mirror_maker_lag_records{source=\"0\",topic=\"orders\",partition=\"1\"} 7\n"), "scrape {i}: {page}");
         }
+    }
+
+    #[test]
+    fn a_panic_while_rendering_answers_500_and_the_next_render_answers_200() {
+        let head = "GET /metrics HTTP/1.1\r\n\r\n";
+        let failed = String::from_utf8(page_with(head, || panic!("a render that panics, on purpose"))).unwrap();
+        assert!(failed.starts_with("HTTP/1.1 500"), "{failed}");
+        let ok = String::from_utf8(page_with(head, || "mirror_maker_commits_total 0\n".to_string())).unwrap();
+        assert!(ok.starts_with("HTTP/1.1 200") && ok.ends_with("mirror_maker_commits_total 0\n"), "{ok}");
     }
 }

@@ -123,8 +123,10 @@ pub struct Metrics {
     pub group_syncs_skipped_active: Counter,
     /// Per stream: its partitions' lag, replaced at every report.
     pub lag: Mutex<HashMap<String, StreamLag>>,
-    /// Per (source, topic); entries live as long as the process.
+    /// Per (source, topic); an entry goes when its topic is deleted at the source.
     pub topics: Mutex<HashMap<(usize, String), Arc<TopicMetrics>>>,
+    /// Source topics the consumer streams keep a route for (a gauge).
+    pub topic_routes: Counter,
     /// Wall time of successful commits, for the endpoint's summary.
     pub commit_micros: Counter,
     /// Records handed to the producer channels, and taken out by the
@@ -160,19 +162,40 @@ impl Metrics {
         Self::get(&self.consumed).saturating_sub(Self::get(&self.produced) + Self::get(&self.dropped) + Self::get(&self.loop_skipped))
     }
 
+    /// The lag table, even after a panic in another thread while it held
+    /// the lock: each entry is a whole `StreamLag` replaced in one insert,
+    /// so a poisoned table holds only whole, if stale, reports, and a
+    /// poisoned lock must not fail every later scrape and stats line for
+    /// the life of the process.
+    pub fn lag(&self) -> std::sync::MutexGuard<'_, HashMap<String, StreamLag>> {
+        self.lag.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The per-topic table, poisoned or not: its entries are inserted
+    /// whole (an `Arc` each), so a panic mid-update leaves no half entry.
+    pub fn topics(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, String), Arc<TopicMetrics>>> {
+        self.topics.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn total_lag(&self) -> i64 {
-        self.lag.lock().unwrap().values().flat_map(|s| s.partitions.iter()).map(|(_, _, l)| *l).sum()
+        self.lag().values().flat_map(|s| s.partitions.iter()).map(|(_, _, l)| *l).sum()
     }
 
     /// The counters of `topic` from source `source`, created on first use.
     pub fn topic(&self, source: usize, topic: &str) -> Arc<TopicMetrics> {
-        let mut topics = self.topics.lock().unwrap();
+        let mut topics = self.topics();
         topics.entry((source, topic.to_string())).or_insert_with(|| Arc::new(TopicMetrics::new(source, topic))).clone()
+    }
+
+    /// Drops the counters of a topic deleted at the source: its series
+    /// leave the page, and a topic made again with the name counts afresh.
+    pub fn forget_topic(&self, source: usize, topic: &str) {
+        self.topics().remove(&(source, topic.to_string()));
     }
 
     /// Every topic's counters, ordered by source and name.
     pub fn topics_sorted(&self) -> Vec<Arc<TopicMetrics>> {
-        let topics = self.topics.lock().unwrap();
+        let topics = self.topics();
         let sorted: BTreeMap<_, _> = topics.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         sorted.into_values().collect()
     }
@@ -192,7 +215,7 @@ impl Metrics {
 
     /// (source, topic, partition, lag) over every stream, sorted.
     pub fn partition_lags(&self) -> Vec<(usize, String, i32, i64)> {
-        let lag = self.lag.lock().unwrap();
+        let lag = self.lag();
         let mut v: Vec<_> = lag.values().flat_map(|s| s.partitions.iter().map(move |(t, p, l)| (s.source, t.clone(), *p, *l))).collect();
         v.sort();
         v

@@ -19,7 +19,7 @@ pub mod check;
 pub mod keys;
 mod lint;
 pub mod plan;
-mod raw;
+pub(crate) mod raw;
 pub mod settings;
 
 #[cfg(test)]

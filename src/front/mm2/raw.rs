@@ -11,18 +11,18 @@ use std::collections::HashMap;
 use std::path::Path;
 
 pub(crate) use crate::front::properties::java_trim;
-use crate::front::properties::{latin1_as_escapes, ConfigError, PropertiesFile, Property};
+use crate::front::properties::{for_reader, reader, refusal, ConfigError, PropertiesFile, Property};
 
 /// The file's properties, last value of a repeated key kept (Java's
 /// `Properties` is a map), plus a note per repeated key.
 pub fn read(path: &Path, text: &[u8]) -> Result<(PropertiesFile, Vec<String>), ConfigError> {
-    use java_properties::{LineContent, PropertiesIter};
-    let ascii = latin1_as_escapes(text);
+    use java_properties::LineContent;
+    let input = for_reader(text);
     let mut slots: Vec<Option<Property>> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut notes = Vec::new();
-    for line in PropertiesIter::new(ascii.as_slice()) {
-        let line = line.map_err(|e| ConfigError(format!("{}: not a valid properties file: {e}", path.display())))?;
+    for line in reader(&input) {
+        let line = line.map_err(|e| refusal(path, &e))?;
         if let LineContent::KVPair(key, value) = line.content() {
             if let Some(old) = index.insert(key.clone(), slots.len()) {
                 let earlier = slots[old].take().map_or(0, |p| p.line);
