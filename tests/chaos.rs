@@ -466,3 +466,82 @@ fn delete_topic(bootstrap: &str, topic: &str) {
     }
     wait_until("topic gone", || partitions_of(bootstrap, topic).is_none());
 }
+
+/// Starts the target broker again when dropped: a scenario that fails while
+/// the target is down must not leave it down for the scenarios after it.
+struct TargetBackOnDrop(bool);
+
+impl TargetBackOnDrop {
+    fn stop_target() -> TargetBackOnDrop {
+        broker("stop-broker", "target");
+        TargetBackOnDrop(true)
+    }
+
+    fn start_target(&mut self) {
+        broker("start-broker", "target");
+        self.0 = false;
+    }
+}
+
+impl Drop for TargetBackOnDrop {
+    fn drop(&mut self) {
+        if self.0 {
+            broker("start-broker", "target");
+        }
+    }
+}
+
+/// Issue #26 item 5: in partition-preserving mode a source topic that
+/// grows while the target is down. The check that the target has every
+/// source partition could not reach the target, and that one failed
+/// metadata request stopped the mirror (exit 255) as if the target lacked
+/// the partitions. An outage is waited out like every other one: the check
+/// is made again at each topic refresh, the new partitions are mirrored
+/// once the target has them, each record in its source partition.
+#[test]
+fn s10_partition_preserving_source_grown_while_the_target_is_down() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("chaos-pp-grow-down");
+    create_topic(&source(), &t, 2, &[]);
+    let recs = sample_records(&t, 1200);
+    // Record i goes to partition (i / 200) % 4: 0 and 1 before the growth,
+    // then 2, 3, 0 and 1 again after it.
+    let partition_of = |seq: u64| ((seq / 200) % 4) as i32;
+    produce_to(&source(), &t, Some(0), &recs[..200]);
+    produce_to(&source(), &t, Some(1), &recs[200..400]);
+    let group = unique("pp-grow-down");
+    let mut m = mirror(&group, &t, &["--message.handler", "partition-preserving", "--topic.refresh.interval.ms", "1000"]);
+    wait_until("the first records mirrored and committed", || all_committed(&source(), &group, &t));
+
+    let mut target_down = TargetBackOnDrop::stop_target();
+    add_partitions(&source(), &t, 4);
+    for (i, chunk) in recs[400..].chunks(200).enumerate() {
+        produce_to(&source(), &t, Some(((i + 2) % 4) as i32), chunk);
+    }
+    // A topic refresh that found the growth and could not ask the target.
+    let unanswered = "partition-preserving: the target did not answer";
+    wait_until("a partition check that could not reach the target", || !m.alive() || m.output().contains(unanswered));
+    assert!(m.alive(), "the mirror exited while the target was down (before the fix: exit 255):\n{}", m.output());
+    // Another refresh or two against the stopped target, still running.
+    let log_len = m.output().len();
+    wait_until("a later topic refresh while the target is still down", || !m.alive() || m.output()[log_len..].contains("cannot list the target's topics"));
+    assert!(m.alive(), "the mirror exited while the target was down:\n{}", m.output());
+    target_down.start_target();
+
+    wait_until("every record mirrored and committed after the target returned", || {
+        assert!(m.alive(), "the mirror exited after the target returned:\n{}", m.output());
+        let ce = committed_and_end(&source(), &group, &t);
+        ce.len() == 4 && ce.iter().all(|(_, c, e)| *c == Some(*e))
+    });
+    assert_eq!(partitions_of(&target(), &t), Some(4), "the topic sync grew the target topic");
+    let code = m.stop();
+    let log = m.output();
+    assert_eq!(code, 0, "{log}");
+    let landed = read_topic(&target(), &t);
+    for l in &landed {
+        let seq = l.rec.seq().unwrap();
+        assert_eq!(l.partition, partition_of(seq), "seq {seq} landed in partition {}", l.partition);
+    }
+    verify("s10 partition-preserving, source grown 2 -> 4 while the target was down", &t, &recs, ", exit 0, each record in its source partition");
+}

@@ -21,7 +21,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 use crate::engine::consumer::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
 use crate::engine::offsets::Tp;
-use crate::engine::topics::{topic_counts, MetaClient};
+use crate::engine::topics::{shortened, topic_counts, MetaClient, Reconciled};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
@@ -79,6 +79,9 @@ struct Control {
     /// Partition-preserving: each topic's source partition count when the
     /// target was last found to have them all.
     checked_partitions: FxHashMap<String, usize>,
+    /// The partition check could not reach the target, and said so: once
+    /// per outage, not at every refresh.
+    target_unanswered: bool,
     last_paused_ends: Option<Instant>,
     /// End offsets of paused partitions as last asked of the source, by
     /// topic and partition.
@@ -108,6 +111,7 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 subscribed: Vec::new(),
                 listed_partitions: FxHashMap::default(),
                 checked_partitions: FxHashMap::default(),
+                target_unanswered: false,
                 last_paused_ends: None,
                 paused_ends: FxHashMap::default(),
                 paused_ends_from: 0,
@@ -170,8 +174,10 @@ impl Control {
         topics.sort();
         // Before subscribing, so a new topic exists on the target before any
         // of its records is produced (and the broker never auto-creates it).
+        let mut target_unanswered = None;
         if let Some(sync) = &self.spec.topic_sync {
-            let deferred = sync.reconcile(&topics);
+            let Reconciled { deferred, target_unanswered: e } = sync.reconcile(&topics);
+            target_unanswered = e;
             if !deferred.is_empty() {
                 topics.retain(|(n, _)| !deferred.contains(n));
                 if topics.is_empty() {
@@ -182,22 +188,52 @@ impl Control {
         // Partition-preserving needs every source partition on the target:
         // checked for a new topic, and again whenever a source topic grows
         // (after topic sync had its chance to grow the target).
+        let mut growth_unchecked = false;
         if let Some(meta) = &self.spec.target_meta {
             let unchecked: Vec<(String, usize)> =
                 topics.iter().filter(|(topic, partitions)| self.checked_partitions.get(topic).is_none_or(|n| n < partitions)).cloned().collect();
-            if let Err(msg) = check_target_partitions(meta, &self.spec.handler, &unchecked) {
-                self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
-                error!("{msg}");
-                return;
+            // The topic sync could not list the target just now, so it has
+            // not grown it either: asking again would only wait for the same
+            // outage, or, should the target be back this instant, find it
+            // short of the partitions the sync is still to add.
+            let checked = match target_unanswered {
+                Some(e) if !unchecked.is_empty() => Err(PartitionCheck::Unanswered(e)),
+                _ => check_target_partitions(meta, &self.spec.handler, &unchecked),
+            };
+            match checked {
+                Ok(()) => {
+                    self.target_unanswered = false;
+                    self.checked_partitions.extend(unchecked);
+                }
+                Err(PartitionCheck::Short(msg)) => {
+                    self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                    error!("{msg}");
+                    return;
+                }
+                Err(PartitionCheck::Unanswered(e)) => {
+                    self.partition_check_unanswered(&unchecked, &e);
+                    // Left unchecked, so looked at again at the next refresh.
+                    // A new topic is not subscribed before it is checked; a
+                    // grown one stays subscribed (its old partitions are
+                    // fine) but the consumer is not told of its growth below.
+                    let checked = &self.checked_partitions;
+                    topics.retain(|(t, _)| checked.contains_key(t) || !unchecked.iter().any(|(u, _)| u == t));
+                    growth_unchecked = true;
+                }
             }
-            self.checked_partitions.extend(unchecked);
         }
         // The consumer learns that a subscribed topic has more partitions
         // (and rejoins the group for them) from a metadata answer of its
         // own; left alone it asks only every topic.metadata.refresh.interval.ms
         // (5 minutes). So, once the target has grown too (above): one full
         // listing on the consumer whenever a listed topic has grown since.
-        if self.spec.topic_sync.is_some() {
+        // Not while the partition check could not reach the target: that
+        // listing would tell the consumer of every grown topic, the
+        // unchecked ones too. (Should librdkafka's own periodic refresh
+        // find them first, their records still reach no other partition:
+        // the producer holds a record for a partition the target lacks
+        // until the target has it, see producer::wait_for_partition.)
+        if self.spec.topic_sync.is_some() && !growth_unchecked {
             let grown = topics.iter().any(|(name, n)| self.listed_partitions.get(name).is_some_and(|before| n > before));
             let told = !grown
                 || self
@@ -234,6 +270,23 @@ impl Control {
         }
         drop(stopped);
         self.subscribed = names;
+    }
+
+    /// Partition-preserving: the target could not be asked whether it has
+    /// every partition of `unchecked`. An outage, not a target that lacks
+    /// them: waited out like every other one (issue #26 item 5).
+    fn partition_check_unanswered(&mut self, unchecked: &[(String, usize)], e: &str) {
+        let name = &self.spec.name;
+        let topics = shortened(unchecked.iter().map(|(t, _)| t.as_str()));
+        let n = unchecked.len();
+        if std::mem::replace(&mut self.target_unanswered, true) {
+            debug!("[{name}] partition-preserving: the target did not answer for {n} topics ({topics}): {e}; checked again at the next topic refresh");
+        } else {
+            warn!(
+                "[{name}] partition-preserving: the target did not answer for {n} topics ({topics}): {e}; checked again at every topic refresh \
+                 until it does (said once per outage); nothing of their new partitions is mirrored before the target has them"
+            );
+        }
     }
 
     /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
@@ -481,11 +534,20 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
     crate::kafka::client::cached_log_start(consumer.client(), topic, *partition)
 }
 
+/// Why [`check_target_partitions`] did not pass.
+#[derive(Debug)]
+enum PartitionCheck {
+    /// The target answered, and lacks partitions: the mirror cannot go on.
+    Short(String),
+    /// The target did not answer (down, unreachable): nothing is known.
+    Unanswered(String),
+}
+
 /// Partition-preserving mode needs every source partition on the target.
 /// One metadata request per look for all of `topics` (source name, source
 /// partitions), never one per topic: a start over thousands of topics
 /// checks them all in one round trip.
-fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
+fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(String, usize)]) -> Result<(), PartitionCheck> {
     if topics.is_empty() {
         return Ok(());
     }
@@ -498,10 +560,7 @@ fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(Stri
         _ => None,
     };
     loop {
-        let md = meta.inner().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
-            Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
-            None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
-        })?;
+        let md = meta.inner().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| PartitionCheck::Unanswered(e.to_string()))?;
         let on_target: FxHashMap<&str, usize> = md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name(), t.partitions().len())).collect();
         let short = topics
             .iter()
@@ -512,12 +571,12 @@ fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(Stri
             std::thread::sleep(Duration::from_millis(250));
             continue;
         }
-        return Err(match on_target.get(target.as_ref()) {
+        return Err(PartitionCheck::Short(match on_target.get(target.as_ref()) {
             Some(n) => format!(
                 "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
                  add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
             ),
             None => format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"),
-        });
+        }));
     }
 }
