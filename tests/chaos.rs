@@ -545,3 +545,65 @@ fn s10_partition_preserving_source_grown_while_the_target_is_down() {
     }
     verify("s10 partition-preserving, source grown 2 -> 4 while the target was down", &t, &recs, ", exit 0, each record in its source partition");
 }
+
+/// Issue #26 item 7 (part c): a clean stop is not held by a control turn
+/// in progress. The control thread's requests wait on brokers (here the
+/// topic sync's listing of the stopped target, 15 s, at every topic
+/// refresh while the source topic's growth is unchecked); the stream
+/// joined it after its final commit, so a SIGTERM during such a request
+/// waited for it, past the drain timeout (1 s here) plus the 5 s of grace,
+/// and the mirror exited 3 ("consumer streams still committing or leaving
+/// the source group") though everything was delivered and committed.
+/// Nothing is in flight at the SIGTERM (nothing was produced since the
+/// target went down), so the clean status is 0.
+#[test]
+fn s11_sigterm_during_a_slow_control_turn_is_a_clean_stop() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("chaos-slow-turn");
+    create_topic(&source(), &t, 2, &[]);
+    let recs = sample_records(&t, 400);
+    produce(&source(), &t, &recs);
+    let group = unique("slow-turn");
+    let mut m = mirror(&group, &t, &["--message.handler", "partition-preserving", "--topic.refresh.interval.ms", "1000", "--drain.timeout.ms", "1000"]);
+    wait_until("every record mirrored and committed", || all_committed(&source(), &group, &t));
+
+    let mut target_down = TargetBackOnDrop::stop_target();
+    // Every refresh from now on asks the stopped target about the growth.
+    add_partitions(&source(), &t, 4);
+    m.wait_for_log("partition-preserving: the target did not answer");
+    // The next refresh follows at once (its interval has long passed) and
+    // waits on the target again, in a thread of its own (named ask-<stream>,
+    // "ask-mirrormaker" as Linux keeps it). Seen in two looks 300 ms apart,
+    // it is in the 15 s listing of the target, not in the source's listing
+    // of a few milliseconds before it. The log line asserted below, written
+    // only when the stop finds such a request in progress, shows the
+    // SIGTERM came during one.
+    wait_until("a request of the control thread in progress", || {
+        let before = threads_named(m.pid(), "ask-mirrormaker");
+        std::thread::sleep(Duration::from_millis(300));
+        before > 0 && threads_named(m.pid(), "ask-mirrormaker") > 0
+    });
+    m.signal("TERM");
+    let code = m.wait();
+    let log = m.output();
+    target_down.start_target();
+    assert_eq!(code, 0, "a clean stop (everything delivered and committed) held by the control thread's request (before the fix: exit 3):\n{log}");
+    let at = |needle: &str| log.find(needle).unwrap_or_else(|| panic!("'{needle}' not in the log:\n{log}"));
+    let interrupted = at("not waiting for the control thread's request");
+    let commit = at("Committing consumer offsets.");
+    let stopped = at("Mirror maker thread stopped");
+    assert!(commit < stopped && interrupted < stopped, "the final commit, then the stream's end:\n{log}");
+    assert!(!log.contains("still committing or leaving the source group"), "{log}");
+    // The two partitions added are empty, so have no commit of their own.
+    let (committed, end) = progress(&source(), &group, &t);
+    assert_eq!(committed, end, "everything committed at the stop");
+    verify("s11 SIGTERM during a slow control turn", &t, &recs, ", exit 0 with the control thread waiting on the stopped target");
+}
+
+/// How many threads of process `pid` are named `name` (as /proc shows the
+/// names: at most 15 bytes).
+fn threads_named(pid: u32, name: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok()).filter(|comm| comm.trim_end() == name).count()
+}
