@@ -519,8 +519,10 @@ impl Stream {
     fn finish(mut self) {
         let name = self.spec.name.clone();
         info!("[{name}] Shutting down consumer thread.");
-        // No subscription changes from here on; the control thread ends at
-        // its next turn (joined before the consumer is dropped).
+        // No subscription changes from here on. Told first, so the control
+        // thread ends while the stream drains and commits: it leaves behind
+        // any long request in progress (control::Control::unless_stopped),
+        // so the join after the final commit waits a moment, not a turn.
         *self.ctx().control_stopped.lock().unwrap() = true;
         let control = self.control.take().map(|(handle, stop)| {
             drop(stop);

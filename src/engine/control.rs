@@ -14,18 +14,18 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use log::{debug, error, info, warn};
 use rdkafka::consumer::Consumer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 use crate::engine::consumer::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
 use crate::engine::offsets::Tp;
-use crate::engine::topics::{topic_counts, MetaClient};
+use crate::engine::topics::{shortened, topic_counts, MetaClient, Reconciled};
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
-use crate::ops::shutdown::exit;
+use crate::ops::shutdown::{exit, Shutdown};
 use crate::plan::handler::Handler;
 
 /// How long the control thread rests between turns, unless told to stop.
@@ -79,6 +79,9 @@ struct Control {
     /// Partition-preserving: each topic's source partition count when the
     /// target was last found to have them all.
     checked_partitions: FxHashMap<String, usize>,
+    /// The partition check could not reach the target, and said so: once
+    /// per outage, not at every refresh.
+    target_unanswered: bool,
     last_paused_ends: Option<Instant>,
     /// End offsets of paused partitions as last asked of the source, by
     /// topic and partition.
@@ -94,6 +97,8 @@ struct Control {
     /// topics it held back are settled and are subscribed at once.
     topics_settled: u64,
     gaps: GapCheck,
+    /// Disconnected when the stream begins to stop (see [`Control::unless_stopped`]).
+    stop: Receiver<()>,
 }
 
 /// Starts the stream's control thread; it ends when the mirror stops or
@@ -108,6 +113,7 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 subscribed: Vec::new(),
                 listed_partitions: FxHashMap::default(),
                 checked_partitions: FxHashMap::default(),
+                target_unanswered: false,
                 last_paused_ends: None,
                 paused_ends: FxHashMap::default(),
                 paused_ends_from: 0,
@@ -116,10 +122,11 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
                 last_refresh: None,
                 topics_settled: 0,
                 gaps: GapCheck::default(),
+                stop,
             };
             // A bug here would otherwise leave the stream mirroring with no
             // new topics, gap checks or lag, and nothing said: stop instead.
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run(&stop))).is_err() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run())).is_err() {
                 c.ctx().shutdown.fail(exit::FAILURE, format!("[{}] the stream's control thread panicked (see above); stopping", c.spec.name));
             }
         })
@@ -131,18 +138,76 @@ impl Control {
         self.consumer.context()
     }
 
-    fn run(&mut self, stop: &Receiver<()>) {
-        while !self.ctx().shutdown.stopping() {
+    /// Turns until the stop. Looked for between the parts of a turn too:
+    /// the requests left on this thread wait at most a couple of seconds
+    /// each, the longer ones are left behind at the stop (see
+    /// [`Self::unless_stopped`]).
+    fn run(&mut self) {
+        while !self.stopping() {
             let settled = self.spec.topic_sync.as_ref().is_some_and(|s| s.generation() != self.topics_settled);
             if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
                 self.refresh_subscription();
             }
+            if self.stopping() {
+                return;
+            }
             self.refresh_paused_ends();
+            if self.stopping() {
+                return;
+            }
             self.check_gaps();
             self.report_lag();
-            match stop.recv_timeout(TURN) {
+            match self.stop.recv_timeout(TURN) {
                 Err(RecvTimeoutError::Timeout) => {}
                 Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Whether the mirror or this stream has begun to stop.
+    fn stopping(&self) -> bool {
+        self.ctx().shutdown.stopping() || matches!(self.stop.try_recv(), Err(TryRecvError::Disconnected))
+    }
+
+    /// Runs `request` (named `what` in the log) on a thread of its own and
+    /// returns its answer; None when the stream begins to stop first (or
+    /// had begun), without waiting for the answer.
+    ///
+    /// For the requests that wait on a broker for many seconds (listings,
+    /// the topic sync's, the partition check: up to 25 s when a cluster
+    /// does not answer): the stream joins this thread after its final
+    /// commit, and a turn in such a request held a clean stop past the
+    /// drain timeout's grace, which then exited 3 (issue #26 item 7c).
+    /// The request left behind ends on its own, holding only what it was
+    /// given: a request made on the consumer keeps it from being closed
+    /// (leaving the group) until it ends, or at all should the process
+    /// exit first; the group then sees the member go when its session
+    /// times out, as after a kill.
+    fn unless_stopped<T: Send + 'static>(&self, what: &str, request: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        if self.stopping() {
+            return None;
+        }
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let name = &self.spec.name;
+        // Named so that its first 15 bytes, all Linux keeps of a thread's
+        // name, tell it apart: tests/chaos.rs s11 stops the mirror while one waits.
+        if let Err(e) = thread::Builder::new().name(format!("ask-{name}")).spawn(move || {
+            let _ = tx.send(request());
+        }) {
+            warn!("[{name}] cannot start a thread to ask for {what} ({e}); asked again at a later turn");
+            return None;
+        }
+        crossbeam_channel::select! {
+            recv(rx) -> answer => match answer {
+                Ok(answer) => Some(answer),
+                Err(_) => {
+                    self.ctx().shutdown.fail(exit::FAILURE, format!("[{name}] the request for {what} panicked (see above); stopping"));
+                    None
+                }
+            },
+            recv(self.stop) -> _ => {
+                info!("[{name}] stopping: not waiting for the control thread's request in progress ({what}); it ends on its own");
+                None
             }
         }
     }
@@ -157,9 +222,18 @@ impl Control {
         // knows all it is subscribed to) a list of 5,000 topics cost 12.5
         // million compares on the thread that also serves the group.
         let listed = match &self.spec.topic_sync {
-            Some(sync) => sync.source_topics(),
-            None => self.consumer.fetch_metadata(None, Duration::from_secs(10)).map(|md| topic_counts(&md)).map_err(|e| e.to_string()),
+            Some(sync) => {
+                let sync = sync.clone();
+                self.unless_stopped("the source's topics", move || sync.source_topics())
+            }
+            None => {
+                let consumer = self.consumer.clone();
+                self.unless_stopped("the source's topics", move || {
+                    consumer.fetch_metadata(None, Duration::from_secs(10)).map(|md| topic_counts(&md)).map_err(|e| e.to_string())
+                })
+            }
         };
+        let Some(listed) = listed else { return };
         let mut topics: Vec<(String, usize)> = match listed {
             Ok(all) => all.into_iter().filter(|(name, _)| self.spec.filter.matches(name)).collect(),
             Err(e) => {
@@ -171,8 +245,13 @@ impl Control {
         self.forget_gone(&topics);
         // Before subscribing, so a new topic exists on the target before any
         // of its records is produced (and the broker never auto-creates it).
+        let mut target_unanswered = None;
         if let Some(sync) = &self.spec.topic_sync {
-            let deferred = sync.reconcile(&topics);
+            let (sync, listed) = (sync.clone(), topics.clone());
+            let Some(Reconciled { deferred, target_unanswered: e }) = self.unless_stopped("the target's topics", move || sync.reconcile(&listed)) else {
+                return;
+            };
+            target_unanswered = e;
             if !deferred.is_empty() {
                 topics.retain(|(n, _)| !deferred.contains(n));
                 if topics.is_empty() {
@@ -183,29 +262,70 @@ impl Control {
         // Partition-preserving needs every source partition on the target:
         // checked for a new topic, and again whenever a source topic grows
         // (after topic sync had its chance to grow the target).
+        let mut growth_unchecked = false;
         if let Some(meta) = &self.spec.target_meta {
             let unchecked: Vec<(String, usize)> =
                 topics.iter().filter(|(topic, partitions)| self.checked_partitions.get(topic).is_none_or(|n| n < partitions)).cloned().collect();
-            if let Err(msg) = check_target_partitions(meta, &self.spec.handler, &unchecked) {
-                self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
-                error!("{msg}");
-                return;
+            // The topic sync could not list the target just now, so it has
+            // not grown it either: asking again would only wait for the same
+            // outage, or, should the target be back this instant, find it
+            // short of the partitions the sync is still to add.
+            let checked = match target_unanswered {
+                Some(e) if !unchecked.is_empty() => Err(PartitionCheck::Unanswered(e)),
+                _ if unchecked.is_empty() => Ok(()),
+                _ => {
+                    let (meta, handler, shutdown, asked) = (meta.clone(), self.spec.handler.clone(), self.ctx().shutdown.clone(), unchecked.clone());
+                    let Some(checked) = self.unless_stopped("the target's partitions", move || check_target_partitions(&meta, &handler, &asked, &shutdown))
+                    else {
+                        return;
+                    };
+                    checked
+                }
+            };
+            match checked {
+                Ok(()) => {
+                    self.target_unanswered = false;
+                    self.checked_partitions.extend(unchecked);
+                }
+                Err(PartitionCheck::Short(msg)) => {
+                    self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                    error!("{msg}");
+                    return;
+                }
+                Err(PartitionCheck::Unanswered(e)) => {
+                    self.partition_check_unanswered(&unchecked, &e);
+                    // Left unchecked, so looked at again at the next refresh.
+                    // A new topic is not subscribed before it is checked; a
+                    // grown one stays subscribed (its old partitions are
+                    // fine) but the consumer is not told of its growth below.
+                    let checked = &self.checked_partitions;
+                    topics.retain(|(t, _)| checked.contains_key(t) || !unchecked.iter().any(|(u, _)| u == t));
+                    growth_unchecked = true;
+                }
             }
-            self.checked_partitions.extend(unchecked);
         }
         // The consumer learns that a subscribed topic has more partitions
         // (and rejoins the group for them) from a metadata answer of its
         // own; left alone it asks only every topic.metadata.refresh.interval.ms
         // (5 minutes). So, once the target has grown too (above): one full
         // listing on the consumer whenever a listed topic has grown since.
-        if self.spec.topic_sync.is_some() {
+        // Not while the partition check could not reach the target: that
+        // listing would tell the consumer of every grown topic, the
+        // unchecked ones too. (Should librdkafka's own periodic refresh
+        // find them first, their records still reach no other partition:
+        // the producer holds a record for a partition the target lacks
+        // until the target has it, see producer::wait_for_partition.)
+        if self.spec.topic_sync.is_some() && !growth_unchecked {
             let grown = topics.iter().any(|(name, n)| self.listed_partitions.get(name).is_some_and(|before| n > before));
-            let told = !grown
-                || self
-                    .consumer
-                    .fetch_metadata(None, Duration::from_secs(10))
-                    .map_err(|e| debug!("[{}] cannot refresh the consumer's metadata for grown topics: {e}", self.spec.name))
-                    .is_ok();
+            let told = !grown || {
+                let consumer = self.consumer.clone();
+                let Some(told) = self.unless_stopped("the consumer's metadata of grown topics", move || {
+                    consumer.fetch_metadata(None, Duration::from_secs(10)).map(|_| ()).map_err(|e| e.to_string())
+                }) else {
+                    return;
+                };
+                told.map_err(|e| debug!("[{}] cannot refresh the consumer's metadata for grown topics: {e}", self.spec.name)).is_ok()
+            };
             // Not told: the growth is looked for again at the next refresh.
             if told {
                 self.listed_partitions = topics.iter().cloned().collect();
@@ -257,6 +377,23 @@ impl Control {
         self.listed_partitions.retain(|t, _| names.contains(t.as_str()));
         self.group_committed.retain(|(t, _), _| names.contains(&**t));
         self.paused_ends.retain(|(t, _), _| names.contains(t.as_str()));
+    }
+
+    /// Partition-preserving: the target could not be asked whether it has
+    /// every partition of `unchecked`. An outage, not a target that lacks
+    /// them: waited out like every other one (issue #26 item 5).
+    fn partition_check_unanswered(&mut self, unchecked: &[(String, usize)], e: &str) {
+        let name = &self.spec.name;
+        let topics = shortened(unchecked.iter().map(|(t, _)| t.as_str()));
+        let n = unchecked.len();
+        if std::mem::replace(&mut self.target_unanswered, true) {
+            debug!("[{name}] partition-preserving: the target did not answer for {n} topics ({topics}): {e}; checked again at the next topic refresh");
+        } else {
+            warn!(
+                "[{name}] partition-preserving: the target did not answer for {n} topics ({topics}): {e}; checked again at every topic refresh \
+                 until it does (said once per outage); nothing of their new partitions is mirrored before the target has them"
+            );
+        }
     }
 
     /// Reports each assigned partition's lag, every [`StreamSpec::lag_interval`]:
@@ -405,6 +542,11 @@ impl Control {
             }
         }
 
+        // Each request waits up to GAP_REQUEST_TIMEOUT: not a second one
+        // once the stream stops (what is left is checked by the next owner).
+        if self.stopping() {
+            return;
+        }
         // librdkafka learns a partition's log start from every fetch
         // response, so partitions already being read need no request.
         let mut ask = TopicPartitionList::new();
@@ -504,11 +646,20 @@ fn cached_log_start(consumer: &SourceConsumer, (topic, partition): &Tp) -> Optio
     crate::kafka::client::cached_log_start(consumer.client(), topic, *partition)
 }
 
+/// Why [`check_target_partitions`] did not pass.
+#[derive(Debug)]
+enum PartitionCheck {
+    /// The target answered, and lacks partitions: the mirror cannot go on.
+    Short(String),
+    /// The target did not answer (down, unreachable): nothing is known.
+    Unanswered(String),
+}
+
 /// Partition-preserving mode needs every source partition on the target.
 /// One metadata request per look for all of `topics` (source name, source
 /// partitions), never one per topic: a start over thousands of topics
 /// checks them all in one round trip.
-fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(String, usize)]) -> Result<(), String> {
+fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(String, usize)], shutdown: &Shutdown) -> Result<(), PartitionCheck> {
     if topics.is_empty() {
         return Ok(());
     }
@@ -521,26 +672,54 @@ fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(Stri
         _ => None,
     };
     loop {
-        let md = meta.inner().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| match &only {
-            Some(target) => format!("partition-preserving: cannot read target topic {target}'s metadata: {e}"),
-            None => format!("partition-preserving: cannot read the target topics' metadata: {e}"),
-        })?;
+        let md = meta.inner().fetch_metadata(only.as_deref(), Duration::from_secs(10)).map_err(|e| PartitionCheck::Unanswered(e.to_string()))?;
         let on_target: FxHashMap<&str, usize> = md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name(), t.partitions().len())).collect();
         let short = topics
             .iter()
             .map(|(topic, n)| (topic, *n, handler.target_topic(topic)))
             .find(|(_, n, target)| on_target.get(target.as_ref()).is_none_or(|have| have < n));
         let Some((topic, source_partitions, target)) = short else { return Ok(()) };
+        // Left behind at a stop (see Control::unless_stopped): ends, and
+        // calls nothing short that was not waited for in full.
+        if shutdown.stopping() {
+            return Err(PartitionCheck::Unanswered("the mirror is stopping".into()));
+        }
         if Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(250));
             continue;
         }
-        return Err(match on_target.get(target.as_ref()) {
+        return Err(PartitionCheck::Short(match on_target.get(target.as_ref()) {
             Some(n) => format!(
                 "partition-preserving: target topic {target} has {n} partitions but source topic {topic} has {source_partitions}; \
                  add partitions on the target (kafka-topics.sh --alter --topic {target} --partitions {source_partitions}) or use --message.handler identity"
             ),
             None => format!("partition-preserving: target topic {target} does not exist; create it with at least {source_partitions} partitions first"),
-        });
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::topics::admin_client;
+
+    /// A client of a cluster that does not answer: the address of a
+    /// listener just closed, so every connection is refused.
+    fn unanswered_target() -> MetaClient {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut config = rdkafka::ClientConfig::new();
+        config.set("bootstrap.servers", format!("127.0.0.1:{port}"));
+        admin_client(&config).unwrap()
+    }
+
+    /// Issue #26 item 5: a target that does not answer is not one that
+    /// lacks partitions. Before, both were the same error, which stopped
+    /// the mirror (exit 255). Takes the metadata request's 10 s.
+    #[test]
+    fn an_unanswered_partition_check_is_not_a_short_target() {
+        let shutdown = Shutdown::new(Duration::from_secs(1));
+        let checked = check_target_partitions(&unanswered_target(), &Handler::PartitionPreserving, &[("t".into(), 4)], &shutdown);
+        assert!(matches!(checked, Err(PartitionCheck::Unanswered(_))), "{checked:?}");
+        assert!(check_target_partitions(&unanswered_target(), &Handler::PartitionPreserving, &[], &shutdown).is_ok(), "nothing to check");
     }
 }

@@ -369,6 +369,17 @@ impl Held {
     }
 }
 
+/// What [`TopicSync::reconcile`] found.
+pub struct Reconciled {
+    /// The topics not to subscribe to yet.
+    pub deferred: HashSet<String>,
+    /// The target could not be listed (this error), so new topics are
+    /// deferred and grown ones not grown on the target yet: a check of
+    /// the target's partitions now would find them short for no fault
+    /// but the outage.
+    pub target_unanswered: Option<String>,
+}
+
 /// Creates target topics like the source and adds partitions as the source
 /// gains them; shared by every stream of one source cluster.
 pub struct TopicSync {
@@ -433,8 +444,9 @@ impl TopicSync {
     /// subscribe to yet: those being created by the creator thread (they
     /// follow when [`Self::generation`] moves), and those the target could
     /// not be asked about (subscribing now would let the producer's first
-    /// record make the broker auto-create them).
-    pub fn reconcile(self: &Arc<Self>, topics: &[(String, usize)]) -> HashSet<String> {
+    /// record make the broker auto-create them); and, when the target could
+    /// not be listed, why (see [`Reconciled`]).
+    pub fn reconcile(self: &Arc<Self>, topics: &[(String, usize)]) -> Reconciled {
         // One stream at a time: the others find the work done.
         let mut seen = self.seen.lock().unwrap();
         let (fresh, grown): (Counts, Counts) = {
@@ -445,6 +457,7 @@ impl TopicSync {
         };
         let mut grow = grown;
         let mut start = false;
+        let mut target_unanswered = None;
         if !self.sync_partitions {
             seen.extend(grow.drain(..));
         }
@@ -468,6 +481,7 @@ impl TopicSync {
                     if !grow.is_empty() {
                         warn!("{} grown source topics: {e}; their target partitions are checked again at the next topic refresh", grow.len());
                     }
+                    target_unanswered = Some(e);
                 }
                 Ok(view) => {
                     let mut to_create = self.deleted_on_target(&view, topics);
@@ -498,7 +512,7 @@ impl TopicSync {
         if start {
             self.start_creator();
         }
-        deferred
+        Reconciled { deferred, target_unanswered }
     }
 
     /// Settled topics whose target topic was on the target and is gone
@@ -963,7 +977,7 @@ fn report_fewer_partitions(topic: &str, target_topic: &str, source_partitions: u
 }
 
 /// Up to ten names and how many more, for a log line about many topics.
-fn shortened<'a>(names: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn shortened<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
     let shown = names.iter().take(10).copied().collect::<Vec<_>>().join(", ");
     match names.len() {
