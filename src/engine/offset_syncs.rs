@@ -186,11 +186,15 @@ impl PartitionSyncs {
         }
         let lag_max = self.flow.lag_max;
         let mut due = Vec::new();
-        {
-            let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
-            for (up, down) in acks {
-                t.acknowledged(up, down, lag_max, &mut due);
-            }
+        // Emitted under the lock, as `flush` does: the store must get a
+        // partition's syncs in the order the rule made them. Released in
+        // between, a mapping the sync writer's flush took could reach the
+        // store after a later sync made here, which the store took for a
+        // log gone back and cleared the partition's earlier syncs; a sync
+        // after it then claimed a 1:1 run across a gap it never saw.
+        let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
+        for (up, down) in acks {
+            t.acknowledged(up, down, lag_max, &mut due);
         }
         for m in due {
             self.flow.emit(&self.topic, self.partition, m);
@@ -201,14 +205,12 @@ impl PartitionSyncs {
         if self.forgotten.load(Ordering::Relaxed) {
             return;
         }
-        let m = {
-            let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
-            if idle_only && t.last_ack.elapsed() < IDLE_AFTER {
-                return;
-            }
-            t.take_delayed()
-        };
-        if let Some(m) = m {
+        // Under the lock, as in `acknowledged`.
+        let mut t = self.track.lock().unwrap_or_else(|e| e.into_inner());
+        if idle_only && t.last_ack.elapsed() < IDLE_AFTER {
+            return;
+        }
+        if let Some(m) = t.take_delayed() {
             self.flow.emit(&self.topic, self.partition, m);
         }
     }
@@ -848,6 +850,42 @@ mod tests {
         assert_eq!(f.store.translate("t", 0, 5_050), Some(50));
         assert_eq!(f.store.translate("t", 0, 2_500), Some(0));
         assert_eq!(f.store.epoch("t", 0), 1);
+    }
+
+    /// Acknowledgements and the sync writer's flushes race on a partition
+    /// (they run on the producer's and the writer's threads): the store
+    /// must still get its syncs in order, so that no translation points
+    /// past a record. A compacted-like source: a gap after every third
+    /// record.
+    #[test]
+    fn flushes_racing_acknowledgements_never_make_a_translation_skip() {
+        for _ in 0..200 {
+            let (f, _rx) = flow();
+            let p = f.partition(&Arc::from("t"), 0);
+            let ups: Vec<i64> = (0..6_000).filter(|u| u % 4 != 3).collect();
+            let acks: Vec<(i64, i64)> = ups.iter().enumerate().map(|(i, u)| (*u, i as i64)).collect();
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flusher = {
+                let (f, stop) = (f.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        f.flush(false);
+                    }
+                })
+            };
+            for chunk in acks.chunks(7) {
+                p.acknowledged(chunk.iter().copied());
+            }
+            stop.store(true, Ordering::Relaxed);
+            flusher.join().unwrap();
+            f.flush(false);
+            for g in (0..6_000).step_by(7) {
+                let first = acks.iter().find(|(up, _)| *up >= g).map_or(acks.len() as i64, |(_, down)| *down);
+                if let Some(t) = f.store.translate("t", 0, g) {
+                    assert!(t <= first, "a group at {g} translates to {t}, past {first}");
+                }
+            }
+        }
     }
 
     /// A source partition whose log went back (the topic made again) cannot
