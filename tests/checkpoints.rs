@@ -139,6 +139,27 @@ fn produce_transactions(topic: &str, batches: usize, size: usize) {
     }
 }
 
+/// Waits until the target holds `copied` records of `topic`, then for a
+/// checkpoint round that began after that: a group committed now at the
+/// source's ends reaches the target only through such a round, and a round
+/// takes every group, so each group's translation on the target is then
+/// its final one. The first rounds can run while the copy is under way (the
+/// mirror's consumer is assigned after the broker's 3 s initial rebalance
+/// delay) and translate a group to one past the latest sync, which the
+/// group sync commits: safe, but not the exact place.
+fn wait_for_a_round_after_the_copy(topic: &str, copied: i64) {
+    wait_until(&format!("{copied} records of {topic} on the target"), || count_records(&target(), topic) >= copied);
+    let sentinel = unique("cp-sentinel");
+    let ends: BTreeMap<i32, i64> = end_offsets(&source(), topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e)).collect();
+    commit(&source(), &sentinel, topic, &ends);
+    wait_until("a checkpoint round after the copy", || committed(&target(), &sentinel, topic).len() == ends.len());
+}
+
+/// Every record a read_committed reader sees on the source, all partitions.
+fn committed_records(topic: &str) -> i64 {
+    (0..PARTITIONS).map(|p| values_from(&source(), topic, p, 0).len() as i64).sum()
+}
+
 /// A group fails over: a consumer on the target starts each partition at
 /// the group's offset there and reads to the end. Returns (missing,
 /// duplicates) against what the group had not read on the source.
@@ -173,6 +194,7 @@ fn groups_fail_over_across_transaction_gaps_missing_nothing() {
         groups.push((group, offsets));
     }
     let mut m = Mirror::start(&checkpointing_args(&topic, "east", &["--sync.group.offsets", "true"]));
+    wait_for_a_round_after_the_copy(&topic, committed_records(&topic));
     for (group, on_source) in &groups {
         wait_until(&format!("group {group} committed on the target"), || committed(&target(), group, &topic).len() == on_source.len());
     }
@@ -238,6 +260,7 @@ fn groups_fail_over_across_compacted_offsets_missing_nothing() {
         groups.push((group, offsets));
     }
     let mut m = Mirror::start(&checkpointing_args(&topic, "east", &["--sync.group.offsets", "true"]));
+    wait_for_a_round_after_the_copy(&topic, committed_records(&topic));
     for (group, on_source) in &groups {
         wait_until(&format!("group {group} committed on the target"), || committed(&target(), group, &topic).len() == on_source.len());
     }
@@ -505,16 +528,7 @@ fn a_batch_refused_as_too_large_never_makes_a_translation_skip_records() {
     let at = args.iter().position(|a| a == "--producer.config").unwrap() + 1;
     args[at] = path(&producer);
     let mut m = Mirror::start(&args);
-    // Checkpoints are made from the syncs the mirror has when it lists the
-    // groups: wait until it has copied everything, then for the latest ones.
-    wait_until("every record on the target", || count_records(&target(), &topic) >= (N * PARTITIONS as usize) as i64);
-    // A group committed now is synced by a round that began after every
-    // record was acknowledged: that round gave every group its final
-    // translation (rounds take all groups).
-    let sentinel = unique("cp-r-sentinel");
-    let last: BTreeMap<i32, i64> = [(0, N as i64 - 1), (1, N as i64 - 1)].into_iter().collect();
-    commit(&source(), &sentinel, &topic, &last);
-    wait_until("a checkpoint round after the copy", || committed(&target(), &sentinel, &topic).len() == last.len());
+    wait_for_a_round_after_the_copy(&topic, (N * PARTITIONS as usize) as i64);
     assert_eq!(m.stop(), 0, "log:\n{}", m.output());
     let log = m.output();
     // The test only shows something if the refused batch's records did
@@ -603,11 +617,7 @@ fn a_target_topic_deleted_and_made_again_never_makes_a_translation_skip() {
         assert!(m.alive(), "the mirror stopped; log:\n{}", m.output());
         partitions_of(&target(), &topic) == Some(PARTITIONS as usize) && count_records(&target(), &topic) >= 10_000
     });
-    // A round after the copy: a group committed now is synced by it.
-    let sentinel = unique("cp-d-sentinel");
-    let at_end: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e - 1)).collect();
-    commit(&source(), &sentinel, &topic, &at_end);
-    wait_until("a checkpoint round after the copy", || committed(&target(), &sentinel, &topic).len() == at_end.len());
+    wait_for_a_round_after_the_copy(&topic, 10_000);
     assert_eq!(m.stop(), 0, "log:\n{}", m.output());
     let log = m.output();
     let after = committed(&target(), &group, &topic);
