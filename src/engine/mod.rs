@@ -177,6 +177,7 @@ impl Workers {
             deliveries: Default::default(),
             resends: Default::default(),
             await_gone_topics: makes_topics,
+            gone_since: Default::default(),
         };
         let mut producers = Vec::new();
         let mut channels = Vec::new();

@@ -250,6 +250,9 @@ pub struct DeliveryContext {
     /// the topic sync to make it again like the source, instead of being
     /// refused (issue #26 item 3).
     pub await_gone_topics: bool,
+    /// Since when each target topic awaited so has been found missing: the
+    /// wait is per topic, not per record (see [`GONE_TOPIC_WAIT`]).
+    pub gone_since: GoneTopics,
 }
 
 /// Delivery failures that are not the target refusing the record: the
@@ -836,6 +839,29 @@ fn partition_or_refuse(producer: &TargetProducer, reports: &Reports<'_>, topic: 
     }
 }
 
+/// Since when each target topic awaited by [`wait_for_partition`] has been
+/// found missing: the wait is per topic, not per record, so that a topic
+/// that never comes back costs [`GONE_TOPIC_WAIT`] once, not once per record.
+#[derive(Default)]
+pub struct GoneTopics(Mutex<std::collections::HashMap<String, std::time::Instant>>);
+
+impl GoneTopics {
+    /// Whether records for `topic`, found missing at `now`, still wait for
+    /// the topic sync to make it again.
+    fn awaited(&self, topic: &str, now: std::time::Instant) -> bool {
+        let mut gone = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        now.duration_since(*gone.entry(topic.to_string()).or_insert(now)) < GONE_TOPIC_WAIT
+    }
+
+    /// `topic` is on the target (again).
+    fn found(&self, topic: &str) {
+        let mut gone = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !gone.is_empty() {
+            gone.remove(topic);
+        }
+    }
+}
+
 /// Whether a record refused with `code` at send waits for its partition
 /// (or, where the topic sync makes gone topics again, for its topic).
 fn waits_for_partition(ctx: &DeliveryContext, code: RDKafkaErrorCode) -> bool {
@@ -848,6 +874,13 @@ fn waits_for_partition(ctx: &DeliveryContext, code: RDKafkaErrorCode) -> bool {
 const PARTITION_WAIT: Duration = Duration::from_secs(1);
 /// How often that wait is logged.
 const PARTITION_WAIT_LOG: Duration = Duration::from_secs(30);
+/// The longest a record waits for a target topic that does not exist for
+/// the topic sync to make it again (`await_gone_topics`): a few topic
+/// refreshes. One the topic sync cannot make (its creation refused for
+/// good, by an ACL or a create-topic policy, each logged by the topic sync)
+/// is then refused as any gone topic is, rather than holding its worker
+/// for ever.
+const GONE_TOPIC_WAIT: Duration = Duration::from_secs(300);
 
 /// How a wait for a target partition ended.
 #[derive(Debug, PartialEq)]
@@ -885,9 +918,12 @@ fn wait_for_partition(producer: &TargetProducer, reports: &Reports<'_>, topic: &
             // An answer without the topic, with an error for it, or with no
             // partitions: the target does not have it.
             Ok(md) => match md.topics().iter().find(|t| t.name() == topic) {
-                Some(t) if t.error().is_none() && !t.partitions().is_empty() => Some(t.partitions().len()),
-                // Made again by the topic sync (deleted under us): wait.
-                _ if producer.context().await_gone_topics => Some(0),
+                Some(t) if t.error().is_none() && !t.partitions().is_empty() => {
+                    producer.context().gone_since.found(topic);
+                    Some(t.partitions().len())
+                }
+                // Made again by the topic sync (deleted under us): wait, a while.
+                _ if producer.context().await_gone_topics && producer.context().gone_since.awaited(topic, std::time::Instant::now()) => Some(0),
                 _ => return PartitionWait::TopicGone,
             },
             // No answer (the target away): keep asking.
@@ -1186,6 +1222,18 @@ mod tests {
         assert_eq!(c(UnknownTopicOrPartition, false, false, 0), Failure::Permanent);
         assert_eq!(classify(Some(UnknownTopicOrPartition), false, false, 0, true), Failure::Resend);
         assert_eq!(classify(Some(UnknownTopic), true, false, 9, true), Failure::Resend);
+    }
+
+    #[test]
+    fn a_gone_topic_is_awaited_for_a_while_per_topic_not_per_record() {
+        let gone = GoneTopics::default();
+        let t0 = std::time::Instant::now();
+        assert!(gone.awaited("t", t0));
+        assert!(gone.awaited("t", t0 + GONE_TOPIC_WAIT / 2), "a later record of the same topic waits what is left");
+        assert!(!gone.awaited("t", t0 + GONE_TOPIC_WAIT), "then it is refused, and so are the next records at once");
+        assert!(gone.awaited("u", t0 + GONE_TOPIC_WAIT), "another topic has its own wait");
+        gone.found("t");
+        assert!(gone.awaited("t", t0 + GONE_TOPIC_WAIT * 2), "made again, then gone again: a new wait");
     }
 
     #[test]
