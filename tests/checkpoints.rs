@@ -112,26 +112,6 @@ fn last_record(bootstrap: &str, topic: &str, partition: i32) -> i64 {
 /// A named place in a partition, picked from its surviving offsets and its end.
 type Position<'a> = (&'a str, &'a dyn Fn(&[i64], i64) -> i64);
 
-/// The offsets of a partition's records, from the start.
-fn offsets_from(bootstrap: &str, topic: &str, partition: i32) -> Vec<i64> {
-    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", bootstrap).set("group.id", unique("cp-reader")).create().unwrap();
-    let (_, high) = c.fetch_watermarks(topic, partition, Duration::from_secs(15)).unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
-    c.assign(&tpl).unwrap();
-    let mut out = Vec::new();
-    wait_until(&format!("{topic}-{partition} read to {high}"), || {
-        while let Some(m) = c.poll(Duration::from_millis(500)) {
-            out.push(m.unwrap().offset());
-            if out.last() == Some(&(high - 1)) {
-                return true;
-            }
-        }
-        false
-    });
-    out
-}
-
 /// The records of a partition as (offset, write counter), one read from
 /// the start: the compacted test's values end in a counter that follows
 /// the order of the writes, so of the offsets.
@@ -310,7 +290,8 @@ fn groups_fail_over_across_compacted_offsets_missing_nothing() {
     // Groups on the first record left, on one in the middle, on an offset
     // compaction removed just before it, and at the end. (A group before
     // the first record the mirror copied gets no checkpoint, as in Java.)
-    let survivors: BTreeMap<i32, Vec<i64>> = (0..PARTITIONS).map(|part| (part, offsets_from(&source(), &topic, part))).collect();
+    let survivors: BTreeMap<i32, Vec<i64>> =
+        (0..PARTITIONS).map(|part| (part, counters_from(&source(), &topic, part).into_iter().map(|(o, _)| o).collect())).collect();
     let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e)).collect();
     let pick = |f: &dyn Fn(&[i64], i64) -> i64| -> BTreeMap<i32, i64> { survivors.iter().map(|(p, s)| (*p, f(s, ends[p]))).collect() };
     let mut groups = Vec::new();
