@@ -400,10 +400,12 @@ pub struct TopicSync {
     generation: AtomicU64,
     /// The source has no topic ACLs (or no authorizer): said once, then quiet.
     source_has_no_acls: AtomicBool,
-    /// Source topics whose target topic was seen on the target (made here,
-    /// or found): one missing from a later listing was deleted under us and
-    /// is made again. Topics never made (refused, or left to the broker)
-    /// are not, so a refusal is not asked again every refresh.
+    /// Source topics whose target topic a listing of the target has shown:
+    /// one missing from a later listing was deleted under us and is made
+    /// again. Not marked when CreateTopics answers: the next listing may
+    /// not show a topic just made yet, which looked like a deletion at
+    /// every first start. Topics never made (refused, or left to the
+    /// broker) are not marked, so a refusal is not asked again every refresh.
     on_target: Mutex<HashSet<String>>,
 }
 
@@ -490,7 +492,6 @@ impl TopicSync {
                         let target_topic = self.handler.target_topic(&topic).into_owned();
                         match view.shapes.get(&target_topic) {
                             Some(shape) => {
-                                self.on_target.lock().unwrap().insert(topic.clone());
                                 report_fewer_partitions(&topic, &target_topic, partitions, shape);
                                 to_compare.push((topic.clone(), target_topic));
                                 seen.insert(topic, partitions);
@@ -515,8 +516,9 @@ impl TopicSync {
         Reconciled { deferred, target_unanswered }
     }
 
-    /// Settled topics whose target topic was on the target and is gone
-    /// from `view`: deleted under us. They are made again like the source
+    /// Marks the listed topics `view` shows on the target (see
+    /// [`TopicSync::on_target`]); returns the settled ones it showed before
+    /// and no longer does: deleted under us. They are made again like the source
     /// (still subscribed: their records wait for it in the producer), and
     /// the offset-syncs of their partitions start afresh once the new
     /// topic's first records are acknowledged (`offset_syncs`).
@@ -526,7 +528,9 @@ impl TopicSync {
         let mut gone = Vec::new();
         for (topic, partitions) in topics {
             let target_topic = self.handler.target_topic(topic);
-            if on_target.contains(topic) && !pending.contains(topic) && !view.shapes.contains_key(target_topic.as_ref()) {
+            if view.shapes.contains_key(target_topic.as_ref()) {
+                on_target.insert(topic.clone());
+            } else if on_target.contains(topic) && !pending.contains(topic) {
                 warn!(
                     "target topic {target_topic} is gone (deleted on the target?): made again like source topic {topic}; \
                      its records wait for it, and translations for its groups start afresh in the new topic"
@@ -644,9 +648,6 @@ impl TopicSync {
                 |cs, outcomes| {
                     for (c, outcome) in cs.iter().zip(outcomes) {
                         self.log_creation(c, &outcome);
-                        if matches!(outcome, Outcome::Done | Outcome::Already) {
-                            self.on_target.lock().unwrap().insert(c.topic.clone());
-                        }
                         if outcome == Outcome::Already {
                             already.push((c.topic.clone(), c.target_topic.clone(), c.shape.partitions));
                         }
