@@ -11,8 +11,8 @@
 //! - [`kafka`]: the glue to librdkafka's C API; every `unsafe` block lives there.
 //! - [`ops`]: shutdown and exit codes, metrics and their endpoint, pid and log files.
 //!
-//! The front-ends' leaves (`front::properties`, `front::settings`,
-//! `front::secrets`) are the one thing the lower layers take from above:
+//! The front-ends' leaves (`front::properties`, `kafka::settings`,
+//! `kafka::secrets`) are the one thing the lower layers take from above:
 //! a plan carries each client's translated settings. [`fxhash`] is the
 //! hot-path maps' hash; [`demo`] runs the self-contained demo on top of all.
 
@@ -20,6 +20,7 @@
 
 pub mod demo;
 pub mod engine;
+pub mod formats;
 pub mod front;
 pub mod fxhash;
 pub mod kafka;

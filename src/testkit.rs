@@ -6,13 +6,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::engine::batch::{Batch, PartitionRoute, RecordMeta};
-use crate::engine::offsets::OffsetTracker;
+use crate::engine::pipeline::batch::{Batch, PartitionRoute, RecordMeta};
+use crate::engine::pipeline::offsets::OffsetTracker;
 use crate::ops::metrics::Metrics;
 
 /// Records of topic `t`, registered with a tracker, one route per
 /// partition: what a consumer stream would hand the batches (used by the
-/// tests of `engine::batch` and `engine::handoff`).
+/// tests of `engine::pipeline::batch` and `engine::pipeline::handoff`).
 pub struct TestSource {
     pub tracker: Arc<OffsetTracker>,
     pub metrics: Arc<Metrics>,

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use common::*;
-use mirror_maker::engine::formats::{Checkpoint, OffsetSync};
+use mirror_maker::formats::{Checkpoint, OffsetSync};
 use mirror_maker::kafka::topic_reader::{self, Partitions};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;

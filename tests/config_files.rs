@@ -282,7 +282,7 @@ fn check_args(consumer: &std::path::Path, producer: &std::path::Path) -> Vec<Str
 /// refused by librdkafka).
 #[test]
 fn secrets_never_reach_the_check_config_report() {
-    let keys = mirror_maker::front::secrets::secret_keys();
+    let keys = mirror_maker::kafka::secrets::secret_keys();
     for k in ["sasl.oauthbearer.assertion.private.key.passphrase", "sasl.oauthbearer.assertion.private.key.pem", "sasl.password", "sasl.jaas.config"] {
         assert!(keys.iter().any(|x| x == k), "{k} is not among the secret keys {keys:?}");
     }
@@ -333,7 +333,7 @@ fn secrets_never_reach_the_check_config_report() {
 /// configuration dump included) nor the /metrics page shows one.
 #[test]
 fn secrets_never_reach_the_log_file_or_metrics() {
-    let keys = mirror_maker::front::secrets::secret_keys();
+    let keys = mirror_maker::kafka::secrets::secret_keys();
     let dir = std::env::temp_dir().join(unique("mm-secret-run"));
     std::fs::create_dir_all(&dir).unwrap();
     // SASL_PLAINTEXT with PLAIN: the client is created whatever the sasl.*

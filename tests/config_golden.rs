@@ -15,7 +15,7 @@ use std::path::Path;
 use mirror_maker::front::properties;
 use mirror_maker::front::translate;
 
-use mirror_maker::front::settings::{ClientSettings, Role, TranslateOptions};
+use mirror_maker::kafka::settings::{ClientSettings, Role, TranslateOptions};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, Output, Stdio};
 
 use common::*;
-use mirror_maker::engine::formats::Checkpoint;
+use mirror_maker::formats::Checkpoint;
 use mirror_maker::kafka::groups::{admin_consumer, alter_group_offsets, group_offsets, list_groups, GroupOffset, GroupState};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::ClientConfig;

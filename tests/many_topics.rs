@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mirror_maker::engine::topics::CHUNK;
+use mirror_maker::engine::mm2::topics::CHUNK;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -138,7 +138,7 @@ fn three_hundred_new_topics_arrive_whole_with_batched_creation() {
     let args = mirror_args(&source(), &unique("many-group"), &target(), &format!("{prefix}-.*"), &["--offset.commit.interval.ms", "1000"]);
     let mut child = Command::new(bin())
         .args(&args)
-        .env("RUST_LOG", "info,mirror_maker::engine::topics=debug")
+        .env("RUST_LOG", "info,mirror_maker::engine::mm2::topics=debug")
         .stdin(Stdio::null())
         .stdout(file.try_clone().unwrap())
         .stderr(file)

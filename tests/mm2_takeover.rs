@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mirror_maker::engine::connect_offsets::{partition_of, read_positions};
+use mirror_maker::engine::mm2::connect_offsets::{partition_of, read_positions};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};

@@ -358,8 +358,8 @@ fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
 #[test]
 fn sample_secure_files_translate() {
     use mirror_maker::front::properties;
-    use mirror_maker::front::settings::Role;
     use mirror_maker::front::translate;
+    use mirror_maker::kafka::settings::Role;
     let dir = tmpdir();
     let sh = |script: &str| run(Command::new("sh").arg("-c").arg(script).current_dir(&dir), script);
     sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out ca.pem -days 2 -subj /CN=sample 2>/dev/null");

@@ -7,20 +7,8 @@
 //! stop ([`Running`]). Anything wrong before the first record is read is a
 //! [`StartError`] (exit 1).
 
-pub mod batch;
-pub mod checkpoints;
-pub mod connect_offsets;
-pub mod consumer;
-pub mod control;
-pub mod formats;
-pub mod handoff;
-pub mod heartbeats;
-pub mod offset_syncs;
-pub mod offsets;
-pub mod producer;
-pub mod provenance;
-pub mod throttle;
-pub mod topics;
+pub mod mm2;
+pub mod pipeline;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,15 +20,15 @@ use log::{error, info, warn};
 use rdkafka::producer::Producer;
 use rdkafka::ClientConfig;
 
-use crate::engine::consumer::{SourceConsumer, StreamContext, StreamSpec};
-use crate::engine::handoff::{lane, Bound, LaneRx, LaneTx, Outbox, WAIT_FOR_ROOM};
-use crate::engine::offsets::OffsetTracker;
-use crate::engine::producer::{DeliveryContext, TargetProducer};
-use crate::engine::provenance::Provenance;
-use crate::engine::throttle::Throttle;
-use crate::engine::topics::MetaClient;
-use crate::engine::topics::TopicSync;
-use crate::front::settings::ClientSettings;
+use crate::engine::mm2::topics::TopicSync;
+use crate::engine::pipeline::handoff::{lane, Bound, LaneRx, LaneTx, Outbox, WAIT_FOR_ROOM};
+use crate::engine::pipeline::offsets::OffsetTracker;
+use crate::engine::pipeline::producer::{DeliveryContext, TargetProducer};
+use crate::engine::pipeline::provenance::Provenance;
+use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
+use crate::engine::pipeline::throttle::Throttle;
+use crate::kafka::admin::MetaClient;
+use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, exit, Shutdown};
@@ -184,8 +172,8 @@ impl Workers {
         for _ in 0..env.shape.producers {
             let partitioner = settings.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner);
             let ctx = context(env.shape.abort_on_send_failure, partitioner);
-            let p: TargetProducer =
-                producer::create(&config, ctx).map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", settings.path.display())))?;
+            let p: TargetProducer = pipeline::producer::create(&config, ctx)
+                .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", settings.path.display())))?;
             producers.push(p);
             channels.push(lane(queue_bound(env.shape)));
         }
@@ -198,7 +186,7 @@ impl Workers {
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
         let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
-            let meta = topics::admin_client(&config)
+            let meta = crate::kafka::admin::admin_client(&config)
                 .map_err(|e| StartError(format!("{}: cannot create the target's metadata client: {e}", settings.path.display())))?;
             Some(Arc::new(meta))
         } else {
@@ -228,7 +216,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         }
         let syncs = match &flow.checkpointing {
             Some(spec) => {
-                let started = checkpoints::start(flow, spec, env.shape.commit_interval, env.metrics, env.shutdown)
+                let started = mm2::checkpoints::start(flow, spec, env.shape.commit_interval, env.metrics, env.shutdown)
                     .map_err(|e| StartError(format!("{}: cannot start its offset-syncs and checkpoints: {e}", flow.name)))?;
                 workers.side.extend(started.threads);
                 workers.failover_done.push(started.workers_done);
@@ -238,7 +226,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         };
         // Java MM2's positions go into the flow's group before its consumers read it.
         if let Some(spec) = &flow.connect_offsets {
-            match connect_offsets::start(flow, spec, env.shape.commit_interval, env.shutdown).map_err(|e| StartError(format!("{}: {e}", flow.name)))? {
+            match mm2::connect_offsets::start(flow, spec, env.shape.commit_interval, env.shutdown).map_err(|e| StartError(format!("{}: {e}", flow.name)))? {
                 Some(started) => {
                     workers.side.extend(started.thread);
                     workers.failover_done.push(started.workers_done);
@@ -264,8 +252,8 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 metrics: env.metrics.clone(),
                 cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
             };
-            let consumer =
-                consumer::create(&cfg, ctx).map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", flow.source.path.display())))?;
+            let consumer = pipeline::stream::create(&cfg, ctx)
+                .map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", flow.source.path.display())))?;
             if j == 0 {
                 match preflight(flow, si, &consumer, workers, env)? {
                     Preflight::Go(s) => stamp = s,
@@ -298,9 +286,9 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
     if !side.create_topics && !side.sync_partitions {
         return Ok(None);
     }
-    let source_admin = topics::admin_client(&flow.source.client_config())
+    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config())
         .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", flow.source.path.display())))?;
-    let target_admin = topics::admin_client(&workers.config)
+    let target_admin = crate::kafka::admin::admin_client(&workers.config)
         .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
     Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
 }
@@ -414,8 +402,8 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
     }
     info!(
         "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
-        provenance::HEADER,
-        provenance::HEADER
+        pipeline::provenance::HEADER,
+        pipeline::provenance::HEADER
     );
     workers.target_id = Some(tid.clone());
     Ok(Preflight::Go(Some(Provenance { source_id: sid, target_id: tid })))
@@ -491,7 +479,7 @@ impl Running {
         let mut all_streams = Vec::new();
         for (workers, streams) in pipelines {
             for (p, (_tx, rx)) in workers.producers.into_iter().zip(workers.channels) {
-                running.workers.push(producer::spawn_worker(worker_index, p, rx, shutdown.clone(), throttle.clone()));
+                running.workers.push(pipeline::producer::spawn_worker(worker_index, p, rx, shutdown.clone(), throttle.clone()));
                 worker_index += 1;
             }
             running.metas.extend(workers.meta);
@@ -499,9 +487,9 @@ impl Running {
             running.failover_done.extend(workers.failover_done);
             all_streams.extend(streams);
         }
-        running.streams = all_streams.into_iter().map(|(spec, c)| consumer::spawn(spec, c)).collect();
+        running.streams = all_streams.into_iter().map(|(spec, c)| pipeline::stream::spawn(spec, c)).collect();
         for task in &plan.heartbeats {
-            match heartbeats::spawn(task, shutdown.clone()) {
+            match mm2::heartbeats::spawn(task, shutdown.clone()) {
                 Ok(h) => running.side_tasks.push(h),
                 Err(e) => warn!("no heartbeats {}->{}: {e}", task.source_alias, task.target_alias),
             }
@@ -587,9 +575,9 @@ fn cluster_id<C: rdkafka::ClientContext>(client: &rdkafka::client::Client<C>) ->
 /// The target's cluster id, asked through a worker's producer before its
 /// worker runs: its error events (refused credentials, a failed TLS
 /// handshake) are served here, so they stop the start-up.
-fn target_cluster_id(p: &producer::TargetProducer) -> Option<String> {
+fn target_cluster_id(p: &pipeline::producer::TargetProducer) -> Option<String> {
     let id = cluster_id(p.client());
-    producer::serve_ready_events(p);
+    pipeline::producer::serve_ready_events(p);
     id
 }
 

@@ -28,11 +28,11 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::ClientConfig;
 
-use crate::engine::formats::Checkpoint;
+use crate::formats::Checkpoint;
 use crate::front::properties::{self, ConfigError};
-use crate::front::settings::{ClientSettings, Role};
 use crate::front::{mm2, translate};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::kafka::settings::{ClientSettings, Role};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::exit;
 
@@ -201,7 +201,7 @@ fn target_settings(args: &Args) -> Result<(ClientSettings, String), FailoverErro
 /// producer's, whose producer-only keys a consumer would warn about), as
 /// the engine's admin clients take them.
 fn connection_config(settings: &ClientSettings) -> ClientConfig {
-    crate::engine::topics::admin_config(&settings.client_config())
+    crate::kafka::admin::admin_config(&settings.client_config())
 }
 
 /// The group's checkpoints as read from the topic.

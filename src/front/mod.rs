@@ -11,6 +11,4 @@ pub mod failover;
 pub mod mm1;
 pub mod mm2;
 pub mod properties;
-pub mod secrets;
-pub mod settings;
 pub mod translate;

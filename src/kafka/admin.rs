@@ -1,6 +1,9 @@
 //! What every call through librdkafka's admin API here shares (`acls`,
 //! `groups`): a reply queue and admin options of one request, polled with
 //! a bound and freed on drop, and the copying of strings librdkafka owns.
+//! Also the admin helpers of the layers above (rust-rdkafka's safe admin
+//! client): [`admin_client`] for the cluster a properties file points at,
+//! [`block_on`] for its futures, [`topic_counts`], [`create_compacted`].
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -9,6 +12,111 @@ use std::time::Duration;
 use rdkafka::bindings as rd;
 use rdkafka::client::Client;
 use rdkafka::ClientContext;
+
+use std::sync::Arc;
+
+use log::{info, warn};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::ClientConfig;
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+pub type Admin = AdminClient<DefaultClientContext>;
+
+/// The client that answers the streams' metadata questions about the
+/// target (partition counts in partition-preserving mode). An admin
+/// client, made by [`admin_client`], so that naming a topic in a metadata
+/// request never makes the broker auto-create it: a producer's handle
+/// allows that by default (librdkafka's `allow.auto.create.topics` is true
+/// for producers), and asking a producer about a topic the topic sync was
+/// about to create gave it the broker's `num.partitions` instead of the
+/// source's count (issue #26 item 0).
+pub type MetaClient = Admin;
+
+/// An admin client for the cluster a properties file points at: only the
+/// connection and security settings are taken, so consumer- or
+/// producer-only keys do not draw librdkafka warnings.
+pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::KafkaError> {
+    admin_config(settings).create()
+}
+
+pub fn admin_config(settings: &ClientConfig) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    // config_map() masks passwords; the keys come from it, the values from get().
+    for (k, _) in settings.config_map() {
+        let Some(v) = settings.get(k) else { continue };
+        // 0.8 producer files name the brokers with the alias.
+        if k == "metadata.broker.list" {
+            c.set("bootstrap.servers", v);
+            continue;
+        }
+        let wanted = k == "bootstrap.servers"
+            || k.starts_with("security.")
+            || k.starts_with("ssl.")
+            || k.starts_with("sasl.")
+            || k.starts_with("socket.")
+            || k == "broker.address.family"
+            || k == "client.dns.lookup"
+            || k == "enable.ssl.certificate.verification";
+        if wanted {
+            c.set(k, v);
+        }
+    }
+    // Asking for one topic's metadata must never make the broker create it.
+    c.set("allow.auto.create.topics", "false");
+    c
+}
+
+/// Waits for an admin future on this thread; the admin client's own thread
+/// drives it.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// Source topics with their partition counts.
+pub type Counts = Vec<(String, usize)>;
+
+/// Every topic of a metadata answer with its partition count, those the
+/// broker answered with an error left out.
+pub fn topic_counts(md: &rdkafka::metadata::Metadata) -> Counts {
+    md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()
+}
+
+/// Creates one of MirrorMaker 2's internal topics as Java does
+/// (`MirrorUtils.createCompactedTopic`): compacted, one partition. One that
+/// exists, or that the cluster refuses, is left as it is (Java tolerates
+/// the same errors).
+pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
+    let Ok(admin) = admin_client(config) else { return };
+    let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
+    let rf = (rf.max(1) as usize).min(brokers) as i32;
+    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
+    let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
+    match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
+        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {rf})"),
+        Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
+        Ok(Some(Err((_, code)))) => warn!("cannot create {topic}: {code}; records go to it as the broker allows"),
+        Err(e) => warn!("cannot create {topic}: {e}; records go to it as the broker allows"),
+    }
+}
 
 /// A reply queue and admin options of one request, freed on drop. The
 /// client is borrowed for the call, so its handle outlives every use.
@@ -69,4 +177,20 @@ pub unsafe fn owned(p: *const c_char) -> String {
 /// `UNKNOWN_MEMBER_ID (Broker: Unknown member)`.
 pub fn code_text(err: rd::rd_kafka_resp_err_t) -> String {
     rdkafka::error::RDKafkaErrorCode::from(err).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_config_keeps_connection_settings_and_the_0_8_broker_list() {
+        let mut p = ClientConfig::new();
+        p.set("metadata.broker.list", "b:1").set("security.protocol", "ssl").set("linger.ms", "5").set("sasl.password", "pw");
+        let c = admin_config(&p);
+        assert_eq!(c.get("bootstrap.servers"), Some("b:1"));
+        assert_eq!(c.get("sasl.password"), Some("pw"), "secrets must reach the admin client unmasked");
+        assert_eq!(c.get("security.protocol"), Some("ssl"));
+        assert_eq!(c.get("linger.ms"), None);
+    }
 }

@@ -13,5 +13,7 @@ pub mod fetched;
 pub mod groups;
 pub mod partition_list;
 pub mod produce;
+pub mod secrets;
+pub mod settings;
 pub mod topic_reader;
 pub mod unix;

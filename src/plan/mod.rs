@@ -14,7 +14,7 @@ pub mod policy;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::front::settings::ClientSettings;
+use crate::kafka::settings::ClientSettings;
 use filter::TopicFilter;
 use handler::Handler;
 use policy::NameFilter;
@@ -205,7 +205,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::settings::Role;
+    use crate::kafka::settings::Role;
 
     fn settings(role: Role) -> ClientSettings {
         ClientSettings {

@@ -101,7 +101,7 @@ pub fn unique(prefix: &str) -> String {
 
 /// Runs a future to completion on this thread: the library's own, which
 /// waits for the admin client's futures without an async runtime.
-pub use mirror_maker::engine::topics::block_on;
+pub use mirror_maker::kafka::admin::block_on;
 
 pub fn create_topic(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();

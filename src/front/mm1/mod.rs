@@ -10,8 +10,8 @@ use std::time::Duration;
 use log::info;
 
 use crate::front::properties::{self, ConfigError};
-use crate::front::settings::{Role, TranslateOptions};
 use crate::front::translate;
+use crate::kafka::settings::{Role, TranslateOptions};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::NameFilter;

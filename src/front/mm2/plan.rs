@@ -10,8 +10,8 @@ use log::{info, warn};
 
 use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
-use crate::front::settings::{ClientSettings, Role, TranslateOptions};
 use crate::front::translate;
+use crate::kafka::settings::{ClientSettings, Role, TranslateOptions};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};

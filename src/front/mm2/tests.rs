@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::front::settings::Role;
 use crate::front::translate;
+use crate::kafka::settings::Role;
 use crate::plan::policy::IDENTITY_POLICY_CLASS;
 
 const BASE: &str = "clusters = A, B\nA.bootstrap.servers = a1:9092, a2:9092\nB.bootstrap.servers = b1:9092\nA->B.enabled = true\n";

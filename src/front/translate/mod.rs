@@ -19,9 +19,9 @@ pub mod zookeeper;
 use std::collections::BTreeMap;
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
-use crate::front::secrets::shown;
-use crate::front::settings::{ClientSettings, Origin, Role, TranslateOptions};
 use crate::kafka::conf::{accepts, Refusal};
+use crate::kafka::secrets::shown;
+use crate::kafka::settings::{ClientSettings, Origin, Role, TranslateOptions};
 
 /// What becomes of a key librdkafka lacks or reads differently from Java.
 enum Action {

@@ -16,10 +16,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
-use crate::front::secrets::{is_secret, shown};
-use crate::front::settings::{ClientSettings, Origin};
 use crate::front::translate::jaas;
 use crate::kafka::conf::{accepts, Refusal};
+use crate::kafka::secrets::{is_secret, shown};
+use crate::kafka::settings::{ClientSettings, Origin};
 
 /// Keys this module translates (all of them, including librdkafka's own).
 pub fn owns(key: &str) -> bool {
@@ -597,10 +597,10 @@ fn oauthbearer<'a>(
 mod tests {
     use super::*;
     use crate::front::properties::parse;
-    use crate::front::secrets::{secret_keys, JAVA_TRANSLATIONS};
-    use crate::front::settings::Role;
     use crate::front::translate::translate as translate_file;
     use crate::kafka::conf::sensitive_keys as librdkafka_sensitive_keys;
+    use crate::kafka::secrets::{secret_keys, JAVA_TRANSLATIONS};
+    use crate::kafka::settings::Role;
 
     fn producer(text: &str) -> Result<ClientSettings, ConfigError> {
         translate_file(&parse(Path::new("p.properties"), text.as_bytes()).unwrap(), Role::Producer)

@@ -43,8 +43,8 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::engine::consumer::log_names;
-use crate::engine::topics::{admin_client, admin_config, block_on};
+use crate::engine::pipeline::stream::log_names;
+use crate::kafka::admin::{admin_client, admin_config, block_on};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::Shutdown;

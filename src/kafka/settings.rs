@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use rdkafka::ClientConfig;
 
-use crate::front::secrets::{is_secret, shown};
 use crate::kafka::conf::accepts;
+use crate::kafka::secrets::{is_secret, shown};
 
 /// Which client a file configures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,9 +32,9 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::engine::formats::{Checkpoint, OffsetSync};
-use crate::engine::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
-use crate::engine::topics::{admin_config, create_compacted};
+use crate::engine::mm2::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
+use crate::formats::{Checkpoint, OffsetSync};
+use crate::kafka::admin::{admin_config, create_compacted};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, Partitions};
 use crate::ops::metrics::Metrics;

@@ -19,10 +19,11 @@ use log::{debug, error, info, warn};
 use rdkafka::consumer::Consumer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
-use crate::engine::consumer::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
-use crate::engine::offsets::Tp;
-use crate::engine::topics::{shortened, topic_counts, MetaClient, Reconciled};
+use super::context::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
+use crate::engine::mm2::topics::{shortened, Reconciled};
+use crate::engine::pipeline::offsets::Tp;
 use crate::fxhash::{FxHashMap, FxHashSet};
+use crate::kafka::admin::{topic_counts, MetaClient};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
 use crate::ops::shutdown::{exit, Shutdown};
@@ -701,7 +702,7 @@ fn check_target_partitions(meta: &MetaClient, handler: &Handler, topics: &[(Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::topics::admin_client;
+    use crate::kafka::admin::admin_client;
 
     /// A client of a cluster that does not answer: the address of a
     /// listener just closed, so every connection is refused.

@@ -40,13 +40,12 @@ use std::time::Duration;
 
 use log::{debug, info, warn};
 use rdkafka::admin::{
-    AdminClient, AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, OwnedResourceSpecifier, ResourceSpecifier, TopicReplication, TopicResult,
+    AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, OwnedResourceSpecifier, ResourceSpecifier, TopicReplication, TopicResult,
 };
-use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
-use rdkafka::ClientConfig;
 
 use crate::kafka::acls::{self, AclBinding, AclError, Operation, Pattern, Permission};
+use crate::kafka::admin::{block_on, topic_counts, Admin, Counts};
 use crate::plan::handler::Handler;
 use crate::plan::RemoteTopics;
 
@@ -61,74 +60,6 @@ pub const CHUNK: usize = 500;
 
 /// Topic configs never copied: they name broker ids of the source cluster.
 const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"];
-
-type Admin = AdminClient<DefaultClientContext>;
-
-/// The client that answers the streams' metadata questions about the
-/// target (partition counts in partition-preserving mode). An admin
-/// client, made by [`admin_client`], so that naming a topic in a metadata
-/// request never makes the broker auto-create it: a producer's handle
-/// allows that by default (librdkafka's `allow.auto.create.topics` is true
-/// for producers), and asking a producer about a topic the topic sync was
-/// about to create gave it the broker's `num.partitions` instead of the
-/// source's count (issue #26 item 0).
-pub type MetaClient = Admin;
-
-/// An admin client for the cluster a properties file points at: only the
-/// connection and security settings are taken, so consumer- or
-/// producer-only keys do not draw librdkafka warnings.
-pub fn admin_client(settings: &ClientConfig) -> Result<Admin, rdkafka::error::KafkaError> {
-    admin_config(settings).create()
-}
-
-pub(crate) fn admin_config(settings: &ClientConfig) -> ClientConfig {
-    let mut c = ClientConfig::new();
-    // config_map() masks passwords; the keys come from it, the values from get().
-    for (k, _) in settings.config_map() {
-        let Some(v) = settings.get(k) else { continue };
-        // 0.8 producer files name the brokers with the alias.
-        if k == "metadata.broker.list" {
-            c.set("bootstrap.servers", v);
-            continue;
-        }
-        let wanted = k == "bootstrap.servers"
-            || k.starts_with("security.")
-            || k.starts_with("ssl.")
-            || k.starts_with("sasl.")
-            || k.starts_with("socket.")
-            || k == "broker.address.family"
-            || k == "client.dns.lookup"
-            || k == "enable.ssl.certificate.verification";
-        if wanted {
-            c.set(k, v);
-        }
-    }
-    // Asking for one topic's metadata must never make the broker create it.
-    c.set("allow.auto.create.topics", "false");
-    c
-}
-
-/// Waits for an admin future on this thread; the admin client's own thread
-/// drives it.
-pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    use std::pin::pin;
-    use std::task::{Context, Poll, Wake, Waker};
-    struct ThreadWaker(std::thread::Thread);
-    impl Wake for ThreadWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut f = pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park_timeout(Duration::from_millis(100));
-    }
-}
 
 /// Errors that go away by themselves (a busy or moving controller).
 fn is_transient(code: RDKafkaErrorCode) -> bool {
@@ -169,15 +100,6 @@ impl View {
             .collect();
         Ok(View { shapes, brokers: md.brokers().len() })
     }
-}
-
-/// Source topics with their partition counts.
-type Counts = Vec<(String, usize)>;
-
-/// Every topic of a metadata answer with its partition count, those the
-/// broker answered with an error left out.
-pub fn topic_counts(md: &rdkafka::metadata::Metadata) -> Counts {
-    md.topics().iter().filter(|t| t.error().is_none()).map(|t| (t.name().to_string(), t.partitions().len())).collect()
 }
 
 /// A topic's config entries: name -> (value, set on the topic itself).
@@ -1000,38 +922,9 @@ pub fn remote_acl(b: &AclBinding, remote: &str) -> Option<AclBinding> {
     Some(AclBinding { name: remote.to_string(), pattern: Pattern::Literal, operation, ..b.clone() })
 }
 
-/// Creates one of MirrorMaker 2's internal topics as Java does
-/// (`MirrorUtils.createCompactedTopic`): compacted, one partition. One that
-/// exists, or that the cluster refuses, is left as it is (Java tolerates
-/// the same errors).
-pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
-    let Ok(admin) = admin_client(config) else { return };
-    let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
-    let rf = (rf.max(1) as usize).min(brokers) as i32;
-    let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
-    let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-    match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
-        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {rf})"),
-        Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
-        Ok(Some(Err((_, code)))) => warn!("cannot create {topic}: {code}; records go to it as the broker allows"),
-        Err(e) => warn!("cannot create {topic}: {e}; records go to it as the broker allows"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn admin_config_keeps_connection_settings_and_the_0_8_broker_list() {
-        let mut p = ClientConfig::new();
-        p.set("metadata.broker.list", "b:1").set("security.protocol", "ssl").set("linger.ms", "5").set("sasl.password", "pw");
-        let c = admin_config(&p);
-        assert_eq!(c.get("bootstrap.servers"), Some("b:1"));
-        assert_eq!(c.get("sasl.password"), Some("pw"), "secrets must reach the admin client unmasked");
-        assert_eq!(c.get("security.protocol"), Some("ssl"));
-        assert_eq!(c.get("linger.ms"), None);
-    }
 
     fn names(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("t{i:04}")).collect()

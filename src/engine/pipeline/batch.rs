@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use rdkafka::message::OwnedHeaders;
 
-use crate::engine::offsets::AckHandle;
+use crate::engine::pipeline::offsets::AckHandle;
 use crate::ops::metrics::TopicMetrics;
 
 /// A batch closes at this many records...
@@ -42,7 +42,7 @@ pub struct PartitionRoute {
     /// The source topic's counters.
     pub stats: Arc<TopicMetrics>,
     /// The partition's offset-syncs, when its flow writes them.
-    pub syncs: Option<Arc<crate::engine::offset_syncs::PartitionSyncs>>,
+    pub syncs: Option<Arc<crate::engine::mm2::offset_syncs::PartitionSyncs>>,
 }
 
 /// One source record on its way to the target. Its key and value live in

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use log::{info, warn};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
-use crate::engine::formats::Heartbeat;
-use crate::engine::topics::create_compacted;
+use crate::formats::Heartbeat;
+use crate::kafka::admin::create_compacted;
 use crate::ops::repeats;
 use crate::ops::shutdown::Shutdown;
 use crate::plan::Heartbeats;

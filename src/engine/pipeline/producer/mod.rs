@@ -25,12 +25,12 @@ use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext, Timestamp};
 
-use crate::engine::batch::{MirrorRecord, PartitionRoute, RecordMeta};
-use crate::engine::handoff::LaneRx;
-use crate::engine::offset_syncs::PartitionSyncs;
-use crate::engine::offsets::AckHandle;
-use crate::engine::provenance::HEADER_C;
-use crate::engine::throttle::Throttle;
+use crate::engine::mm2::offset_syncs::PartitionSyncs;
+use crate::engine::pipeline::batch::{MirrorRecord, PartitionRoute, RecordMeta};
+use crate::engine::pipeline::handoff::LaneRx;
+use crate::engine::pipeline::offsets::AckHandle;
+use crate::engine::pipeline::provenance::HEADER_C;
+use crate::engine::pipeline::throttle::Throttle;
 use crate::fxhash::FxHashMap;
 use crate::kafka::produce::{send_lingering, MainQueue, TopicHandles};
 use crate::ops::metrics::{Metrics, TopicMetrics};
@@ -704,7 +704,7 @@ fn send(
         Some(_) => None,
         None => {
             let headers = match (headers, stamp) {
-                (None, Some(id)) => Some(crate::engine::provenance::stamped(None, id)),
+                (None, Some(id)) => Some(crate::engine::pipeline::provenance::stamped(None, id)),
                 (h, _) => h,
             };
             Some(built_record(topic, opaque, key, value, headers, timestamp, partition))
@@ -1090,7 +1090,7 @@ fn resent_record(r: &Resend) -> BaseRecord<'_, [u8], [u8], usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::offsets::{OffsetTracker, Tp};
+    use crate::engine::pipeline::offsets::{OffsetTracker, Tp};
 
     /// An empty delivery table, its offset tracker and one topic's counters.
     fn fixture() -> (Deliveries, Arc<OffsetTracker>, Arc<TopicMetrics>) {

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
-use crate::engine::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
-use crate::engine::offsets::Tp;
+use crate::engine::pipeline::batch::{Batch, PartitionRoute, RecordMeta, MAX_BYTES, MAX_RECORDS};
+use crate::engine::pipeline::offsets::Tp;
 use crate::fxhash::FxHashSet;
 use crate::ops::metrics::Metrics;
 
@@ -453,7 +453,7 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::batch::TestSource;
+    use crate::engine::pipeline::batch::TestSource;
 
     /// Registers a record of partition `p` and pushes it for worker `w`.
     fn push(o: &mut Outbox, f: &TestSource, w: usize, p: i32, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {

@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
-use crate::engine::formats::OffsetSync;
-use crate::engine::offsets::Tp;
+use crate::engine::pipeline::offsets::Tp;
+use crate::formats::OffsetSync;
 use crate::fxhash::FxHashMap;
 
 /// Syncs kept in memory per partition: dense near the head, thinned by
