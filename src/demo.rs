@@ -22,7 +22,7 @@ use crate::engine;
 use crate::front::mm1::cli::Options;
 use crate::front::mm1::plan as mirror_plan;
 use crate::ops::metrics::Metrics;
-use crate::ops::shutdown::{exit, Shutdown};
+use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::partitioner::java_partition;
 
 const TOPICS: &[(&str, i32, i32, usize)] = &[
@@ -52,16 +52,16 @@ fn sample(topic: &str, i: usize) -> Rec {
     }
 }
 
-fn fail(msg: String) -> i32 {
+fn fail(msg: String) -> ExitStatus {
     eprintln!("demo: FAILED: {msg}");
-    exit::FAILURE
+    ExitStatus::Failure
 }
 
-pub fn run() -> i32 {
+pub fn run() -> ExitStatus {
     match run_demo() {
         Ok(report) => {
             println!("{report}");
-            exit::OK
+            ExitStatus::Ok
         }
         Err(msg) => fail(msg),
     }
@@ -196,7 +196,7 @@ fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, 
     let mirrored_in = started.elapsed();
     shutdown.request_stop();
     let code = runner.join().map_err(|_| "the mirror panicked".to_string())?.map_err(|err| err.0)?;
-    if code != exit::OK {
+    if code != ExitStatus::Ok {
         return Err(format!("the mirror exited with status {code}"));
     }
     Ok((mirrored_in, metrics))

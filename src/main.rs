@@ -14,8 +14,26 @@ use mirror_maker::front::mm2;
 use mirror_maker::front::properties::ConfigError;
 use mirror_maker::ops::logfile::LogFile;
 use mirror_maker::ops::pidfile;
-use mirror_maker::ops::shutdown::exit;
+use mirror_maker::ops::shutdown::ExitStatus;
 use mirror_maker::{demo, engine};
+
+/// The documented exit codes (README, "Exit codes"): the one place that
+/// turns how the process ended into a number.
+fn code(status: ExitStatus) -> i32 {
+    match status {
+        ExitStatus::Ok => 0,
+        ExitStatus::Config => 1,
+        ExitStatus::DrainTimeout => 3,
+        ExitStatus::AlreadyRunning => 4,
+        ExitStatus::Forced => 130,
+        ExitStatus::Failure => 255,
+    }
+}
+
+/// Ends the process with `status`.
+fn exit(status: ExitStatus) -> ! {
+    std::process::exit(code(status))
+}
 
 /// Logs to stderr, or to `--log.file` when given.
 fn init_logging(log_file: Option<&Arc<LogFile>>) {
@@ -37,13 +55,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == mirror_maker::front::failover::COMMAND) {
         init_logging(None);
-        std::process::exit(mirror_maker::front::failover::run(&args[1..]));
+        exit(mirror_maker::front::failover::run(&args[1..]));
     }
     let invocation = match cli::parse(&args) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("mirror-maker: {e}");
-            std::process::exit(exit::CONFIG);
+            exit(ExitStatus::Config);
         }
     };
     let log_path = match &invocation {
@@ -55,14 +73,14 @@ fn main() {
         Ok(f) => f,
         Err(e) => {
             eprintln!("mirror-maker: {e}");
-            std::process::exit(exit::CONFIG);
+            exit(ExitStatus::Config);
         }
     };
     init_logging(log_file.as_ref());
-    let code = match invocation {
+    let status = match invocation {
         cli::Invocation::Print(text) => {
             print!("{text}");
-            exit::OK
+            ExitStatus::Ok
         }
         cli::Invocation::Demo => demo::run(),
         cli::Invocation::Check(options) => check::run(&options),
@@ -80,7 +98,7 @@ fn main() {
             )
         }
     };
-    std::process::exit(code);
+    exit(status);
 }
 
 /// Logs the command line's notices, then takes the pid file (held until
@@ -98,22 +116,22 @@ fn lock_pid_file(path: Option<&std::path::Path>, notices: &[String], logging_to_
                 (pidfile::PidFileError::Running { .. }, true) => log::warn!("{e}"),
                 _ => eprintln!("mirror-maker: {e}"),
             }
-            std::process::exit(match e {
-                pidfile::PidFileError::Running { .. } => exit::ALREADY_RUNNING,
-                pidfile::PidFileError::Io { .. } => exit::CONFIG,
+            exit(match e {
+                pidfile::PidFileError::Running { .. } => ExitStatus::AlreadyRunning,
+                pidfile::PidFileError::Io { .. } => ExitStatus::Config,
             });
         }
     }
 }
 
 /// Runs a plan to the end; anything wrong before the first record is exit 1.
-fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<Arc<LogFile>>) -> i32 {
-    match plan.map_err(|e| engine::StartError(e.0)).and_then(|plan| engine::run(plan, log_file)) {
+fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<Arc<LogFile>>) -> ExitStatus {
+    match plan.map_err(|e| engine::StartError(e.0)).and_then(|plan| engine::run(plan, log_file, exit)) {
         Ok(code) => code,
         Err(e) => {
             log::error!("Exception when starting mirror maker: {e}");
             eprintln!("mirror-maker: {e}");
-            exit::CONFIG
+            ExitStatus::Config
         }
     }
 }

@@ -68,7 +68,7 @@ fn retriable_errors_latency_and_a_target_outage_lose_nothing() {
         std::thread::sleep(Duration::from_millis(200));
     }
     shutdown.request_stop();
-    assert_eq!(runner.join().unwrap().unwrap(), 0);
+    assert_eq!(runner.join().unwrap().unwrap(), mirror_maker::ops::shutdown::ExitStatus::Ok);
 
     // Every record on the target, keyed placement and per-key order kept.
     let reader: BaseConsumer = ClientConfig::new().set("bootstrap.servers", target.bootstrap_servers()).set("group.id", "mock-reader").create().unwrap();
@@ -188,7 +188,7 @@ fn a_fatal_producer_error_in_skip_mode_skips_nothing_and_commits_only_what_was_d
     }
     let code = runner.join().unwrap().unwrap();
     assert_eq!(Metrics::get(&metrics.dropped), 0, "a fatal error is no refusal of a record: {}", metrics.summary());
-    assert_eq!(code, mirror_maker::ops::shutdown::exit::FAILURE, "the mirror must stop with exit 1: {}", metrics.summary());
+    assert_eq!(code, mirror_maker::ops::shutdown::ExitStatus::Failure, "the mirror must stop with a failure (exit 255): {}", metrics.summary());
     // Whatever was committed is on the target.
     let on_target: HashSet<usize> = read_seqs(&target.bootstrap_servers(), 4).into_iter().map(|(_, _, seq)| seq).collect();
     let on_source = read_seqs(&source.bootstrap_servers(), 4);
@@ -230,7 +230,7 @@ fn a_batch_refused_as_too_large_is_sent_again_record_by_record() {
         std::thread::sleep(Duration::from_millis(100));
     }
     shutdown.request_stop();
-    assert_eq!(runner.join().unwrap().unwrap(), 0);
+    assert_eq!(runner.join().unwrap().unwrap(), mirror_maker::ops::shutdown::ExitStatus::Ok);
     assert_eq!(Metrics::get(&metrics.dropped), 0, "no record was too large by itself: {}", metrics.summary());
     let seqs: HashSet<usize> = read_seqs(&target.bootstrap_servers(), 4).into_iter().map(|(_, _, s)| s).collect();
     assert_eq!(seqs.len(), N, "missing {} records", N - seqs.len());

@@ -109,7 +109,7 @@ fn a_down_leader_does_not_stall_the_healthy_partitions_or_the_group() {
 
     source.broker_round_trip_time(2, Duration::ZERO).unwrap();
     shutdown.request_stop();
-    assert_eq!(runner.join().unwrap().unwrap(), 0, "{}", metrics.summary());
+    assert_eq!(runner.join().unwrap().unwrap(), mirror_maker::ops::shutdown::ExitStatus::Ok, "{}", metrics.summary());
     println!(
         "MOCK leader down: {HEALTHY} healthy partitions ({} records) mirrored and committed {:.1}s after the start with broker 2 (leader of {} partitions) hung; {rebalances} rebalances; {}",
         HEALTHY as usize * PER_PARTITION,

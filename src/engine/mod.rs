@@ -31,7 +31,7 @@ use crate::kafka::admin::MetaClient;
 use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
 use crate::ops::metrics::Metrics;
-use crate::ops::shutdown::{self, exit, Shutdown};
+use crate::ops::shutdown::{self, ExitStatus, Shutdown};
 use crate::plan::{Flow, Ops, Plan, Shape, Target};
 
 /// Why the mirror could not start; always exit status 1.
@@ -76,10 +76,11 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
 }
 
 /// Runs the mirror until SIGINT/SIGTERM or a failure; returns the exit status.
-/// `log_file` is reopened on SIGHUP.
-pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>) -> Result<i32, StartError> {
+/// `log_file` is reopened on SIGHUP; `exit_now` ends the process at a
+/// second signal.
+pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>, exit_now: fn(ExitStatus) -> !) -> Result<ExitStatus, StartError> {
     let shutdown = Shutdown::new(plan.ops.drain_timeout);
-    shutdown::install_signal_handler(shutdown.clone(), log_file).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
+    shutdown::install_signal_handler(shutdown.clone(), log_file, exit_now).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
     run_until(plan, shutdown, Arc::new(Metrics::default()))
 }
 
@@ -89,7 +90,7 @@ fn queue_bound(shape: &Shape) -> Bound {
 }
 
 /// Runs the mirror until `shutdown` is triggered; returns the exit status.
-pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<i32, StartError> {
+pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<ExitStatus, StartError> {
     for f in &plan.flows {
         log_settings(&f.source);
     }
@@ -105,7 +106,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         log_settings(&target.settings);
         let mut workers = Workers::start(&target, &flows, &env)?;
         let Some(streams) = start_streams(&plan, &flows, &mut workers, &env)? else {
-            return Ok(shutdown.code());
+            return Ok(shutdown.status());
         };
         log_start(&target, &flows, &plan.shape);
         pipelines.push((workers, streams));
@@ -180,7 +181,7 @@ impl Workers {
         let target_id = target_cluster_id(&producers[0]);
         if target_id.is_none() {
             // Refused credentials or a failed TLS handshake: stop before reading anything.
-            if env.shutdown.code() == exit::CONFIG {
+            if env.shutdown.status() == ExitStatus::Config {
                 return Err(StartError(env.shutdown.reason().unwrap_or_default()));
             }
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
@@ -415,14 +416,14 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
 fn wait_out_auth_failure(consumer: &SourceConsumer, shutdown: &Shutdown) -> Result<(), StartError> {
     use rdkafka::consumer::Consumer;
     let until = std::time::Instant::now() + Duration::from_secs(1);
-    while std::time::Instant::now() < until && shutdown.code() != exit::CONFIG {
+    while std::time::Instant::now() < until && shutdown.status() != ExitStatus::Config {
         if let Some(Err(e)) = consumer.poll(Duration::from_millis(100)) {
             if let Some(msg) = crate::kafka::auth::auth_failure(e.rdkafka_error_code(), &e.to_string(), &consumer.context().cluster) {
-                shutdown.fail(exit::CONFIG, msg);
+                shutdown.fail(ExitStatus::Config, msg);
             }
         }
     }
-    if shutdown.code() == exit::CONFIG {
+    if shutdown.status() == ExitStatus::Config {
         return Err(StartError(shutdown.reason().unwrap_or_default()));
     }
     Ok(())
@@ -500,7 +501,7 @@ impl Running {
     }
 
     /// Waits for the stop and the drain; returns the exit status.
-    fn join(self, plan: &Plan, metrics: &Metrics, shutdown: &Shutdown) -> i32 {
+    fn join(self, plan: &Plan, metrics: &Metrics, shutdown: &Shutdown) -> ExitStatus {
         let (mut panicked, streams_done) =
             join_bounded(self.streams, shutdown, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
         if streams_done {
@@ -521,17 +522,17 @@ impl Running {
             let _ = h.join();
         }
         if panicked {
-            shutdown.fail(exit::FAILURE, "a mirror thread panicked".into());
+            shutdown.fail(ExitStatus::Failure, "a mirror thread panicked".into());
         }
         info!("Mirrored: {}", metrics.summary());
-        let code = shutdown.code();
+        let code = shutdown.status();
         match code {
-            exit::OK => info!("Kafka mirror maker shutdown successfully"),
-            exit::DRAIN_TIMEOUT => warn!(
-                "Stopped after the drain timeout ({} ms) with records undelivered or not committed; their offsets were not committed and they are mirrored again on restart (exit {code})",
+            ExitStatus::Ok => info!("Kafka mirror maker shutdown successfully"),
+            ExitStatus::DrainTimeout => warn!(
+                "Stopped after the drain timeout ({} ms) with records undelivered or not committed; their offsets were not committed and they are mirrored again on restart (exit status: {code})",
                 plan.ops.drain_timeout.as_millis()
             ),
-            _ => error!("Mirror maker stopped because of a failure (exit {code}): {}", shutdown.reason().unwrap_or_else(|| "unknown".into())),
+            _ => error!("Mirror maker stopped because of a failure ({code}): {}", shutdown.reason().unwrap_or_else(|| "unknown".into())),
         }
         code
     }

@@ -25,7 +25,7 @@ use crate::front::properties;
 use crate::front::translate;
 use crate::kafka::settings;
 use crate::kafka::settings::{ClientSettings, Role};
-use crate::ops::shutdown::exit;
+use crate::ops::shutdown::ExitStatus;
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 
@@ -92,7 +92,7 @@ fn describe_cluster(r: &mut Report, what: &str, bootstrap: &str, id: Option<Stri
 }
 
 /// Runs the check; returns the exit status.
-pub fn run(options: &Options) -> i32 {
+pub fn run(options: &Options) -> ExitStatus {
     let (text, code) = report(options);
     print!("{text}");
     code
@@ -102,7 +102,7 @@ pub fn run(options: &Options) -> i32 {
 ///
 /// The target first: the topic list of each source says where each topic
 /// goes. Each step below writes its own section of the report.
-pub fn report(options: &Options) -> (String, i32) {
+pub fn report(options: &Options) -> (String, ExitStatus) {
     let mut r = Report { out: String::new(), problems: Vec::new(), warnings: Vec::new() };
     r.line("mirror-maker --check-config: nothing is consumed or committed");
     for n in &options.notices {
@@ -266,17 +266,17 @@ fn list_topics(r: &mut Report, md: &Metadata, filter: &TopicFilter, h: &Handler,
 
 /// The last line, and the exit status: OK, or every problem found again in
 /// one list.
-fn verdict(mut r: Report) -> (String, i32) {
+fn verdict(mut r: Report) -> (String, ExitStatus) {
     r.line("");
     let (n_problems, n_warnings) = (r.problems.len(), r.warnings.len());
     if n_problems == 0 {
         r.line(format!("RESULT: OK, a run would start ({n_warnings} warning(s) above)"));
-        (r.out, exit::OK)
+        (r.out, ExitStatus::Ok)
     } else {
         r.line(format!("RESULT: a run would NOT start: {n_problems} problem(s):"));
         for p in r.problems.clone() {
             r.line(format!("  - {p}"));
         }
-        (r.out, exit::CONFIG)
+        (r.out, ExitStatus::Config)
     }
 }

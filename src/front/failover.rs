@@ -34,7 +34,7 @@ use crate::front::{mm2, translate};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::settings::{ClientSettings, Role};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
-use crate::ops::shutdown::exit;
+use crate::ops::shutdown::ExitStatus;
 
 /// The first word of the command line that selects this command.
 pub const COMMAND: &str = "translate-offsets";
@@ -139,25 +139,25 @@ impl fmt::Display for FailoverError {
 impl std::error::Error for FailoverError {}
 
 /// Runs the command with the words after [`COMMAND`]; the exit status.
-pub fn run(args: &[String]) -> i32 {
+pub fn run(args: &[String]) -> ExitStatus {
     let argv = std::iter::once(format!("mirror-maker {COMMAND}")).chain(args.iter().cloned());
     let args = match Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help: on stdout, status 0, as the main command line does.
             print!("{e}");
-            return exit::OK;
+            return ExitStatus::Ok;
         }
         Err(e) => {
             eprint!("{e}");
-            return exit::CONFIG;
+            return ExitStatus::Config;
         }
     };
     match translate_offsets(&args, &mut std::io::stdout().lock()) {
-        Ok(()) => exit::OK,
+        Ok(()) => ExitStatus::Ok,
         Err(e) => {
             eprintln!("mirror-maker {COMMAND}: {e}");
-            exit::CONFIG
+            ExitStatus::Config
         }
     }
 }

@@ -7,7 +7,7 @@
 //! unreachable. A second signal exits at once without committing anything
 //! that was not delivered.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -16,21 +16,46 @@ use signal_hook::iterator::Signals;
 
 use crate::ops::logfile::LogFile;
 
-/// Exit statuses, documented in the README.
-pub mod exit {
+/// How the process ends, as the README's exit-status table names it.
+/// `main.rs` alone turns it into a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
     /// Clean shutdown: everything consumed was delivered and committed.
-    pub const OK: i32 = 0;
+    Ok,
     /// Usage or configuration error; nothing was consumed.
-    pub const CONFIG: i32 = 1;
-    /// Another copy holds the `--pid.file` lock; this one did nothing.
-    pub const ALREADY_RUNNING: i32 = 4;
+    Config,
     /// Stopped after the drain timeout with records still undelivered; their
     /// offsets were not committed, so a restart sends them again.
-    pub const DRAIN_TIMEOUT: i32 = 3;
+    DrainTimeout,
+    /// Another copy holds the `--pid.file` lock; this one did nothing.
+    AlreadyRunning,
     /// A second signal during shutdown: exited at once.
-    pub const FORCED: i32 = 130;
+    Forced,
     /// A runtime failure, such as a record the target rejected for good.
-    pub const FAILURE: i32 = 255;
+    Failure,
+}
+
+impl ExitStatus {
+    const ALL: [ExitStatus; 6] =
+        [ExitStatus::Ok, ExitStatus::Config, ExitStatus::DrainTimeout, ExitStatus::AlreadyRunning, ExitStatus::Forced, ExitStatus::Failure];
+
+    /// Its place in [`Self::ALL`], to keep it in an atomic (not an exit code).
+    fn index(self) -> u8 {
+        Self::ALL.iter().position(|s| *s == self).unwrap_or(0) as u8
+    }
+}
+
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ExitStatus::Ok => "clean shutdown",
+            ExitStatus::Config => "configuration error",
+            ExitStatus::DrainTimeout => "drain timeout",
+            ExitStatus::AlreadyRunning => "already running",
+            ExitStatus::Forced => "forced exit",
+            ExitStatus::Failure => "runtime failure",
+        })
+    }
 }
 
 /// What the shutdown may take past the drain deadline: the final commit
@@ -43,7 +68,7 @@ pub const GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct Shutdown {
     stop: AtomicBool,
-    code: AtomicI32,
+    status: AtomicU8,
     drain_timeout: Duration,
     deadline: OnceLock<Instant>,
     reason: Mutex<Option<String>>,
@@ -51,7 +76,13 @@ pub struct Shutdown {
 
 impl Shutdown {
     pub fn new(drain_timeout: Duration) -> Arc<Self> {
-        Arc::new(Shutdown { stop: AtomicBool::new(false), code: AtomicI32::new(exit::OK), drain_timeout, deadline: OnceLock::new(), reason: Mutex::new(None) })
+        Arc::new(Shutdown {
+            stop: AtomicBool::new(false),
+            status: AtomicU8::new(ExitStatus::Ok.index()),
+            drain_timeout,
+            deadline: OnceLock::new(),
+            reason: Mutex::new(None),
+        })
     }
 
     pub fn stopping(&self) -> bool {
@@ -65,8 +96,8 @@ impl Shutdown {
     }
 
     /// Stops the mirror because of a failure; the first failure's status wins.
-    pub fn fail(&self, code: i32, reason: String) {
-        let _ = self.code.compare_exchange(exit::OK, code, Ordering::AcqRel, Ordering::Acquire);
+    pub fn fail(&self, status: ExitStatus, reason: String) {
+        let _ = self.status.compare_exchange(ExitStatus::Ok.index(), status.index(), Ordering::AcqRel, Ordering::Acquire);
         let mut r = self.reason.lock().unwrap();
         if r.is_none() {
             *r = Some(reason);
@@ -78,11 +109,11 @@ impl Shutdown {
     /// Records that the drain deadline passed with records undelivered,
     /// unless a failure already set the status.
     pub fn drain_timed_out(&self) {
-        let _ = self.code.compare_exchange(exit::OK, exit::DRAIN_TIMEOUT, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.status.compare_exchange(ExitStatus::Ok.index(), ExitStatus::DrainTimeout.index(), Ordering::AcqRel, Ordering::Acquire);
     }
 
-    pub fn code(&self) -> i32 {
-        self.code.load(Ordering::Acquire)
+    pub fn status(&self) -> ExitStatus {
+        ExitStatus::ALL[self.status.load(Ordering::Acquire) as usize]
     }
 
     pub fn reason(&self) -> Option<String> {
@@ -117,8 +148,9 @@ impl Shutdown {
 /// Starts the signal thread. SIGINT and SIGTERM: the first drains, the
 /// second exits at once. SIGHUP reopens `--log.file` when there is one
 /// (logrotate's postrotate); without a log file it means the terminal went
-/// away, and the mirror shuts down cleanly as for SIGTERM.
-pub fn install_signal_handler(shutdown: Arc<Shutdown>, log_file: Option<Arc<LogFile>>) -> std::io::Result<()> {
+/// away, and the mirror shuts down cleanly as for SIGTERM. `exit_now` ends
+/// the process with a status (`main` knows the numbers).
+pub fn install_signal_handler(shutdown: Arc<Shutdown>, log_file: Option<Arc<LogFile>>, exit_now: fn(ExitStatus) -> !) -> std::io::Result<()> {
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new().name("mirrormaker-signals".into()).spawn(move || {
         let mut seen = false;
@@ -134,7 +166,7 @@ pub fn install_signal_handler(shutdown: Arc<Shutdown>, log_file: Option<Arc<LogF
             }
             if seen {
                 eprintln!("Second signal: exiting now without committing undelivered records (they will be mirrored again on restart).");
-                std::process::exit(exit::FORCED);
+                exit_now(ExitStatus::Forced);
             }
             seen = true;
             log::info!("Start clean shutdown.");
@@ -152,13 +184,13 @@ mod tests {
     fn first_failure_wins_and_stops() {
         let s = Shutdown::new(Duration::from_secs(1));
         assert!(!s.stopping());
-        s.fail(exit::FAILURE, "first".into());
-        s.fail(exit::CONFIG, "second".into());
+        s.fail(ExitStatus::Failure, "first".into());
+        s.fail(ExitStatus::Config, "second".into());
         assert!(s.stopping());
-        assert_eq!(s.code(), exit::FAILURE);
+        assert_eq!(s.status(), ExitStatus::Failure);
         assert_eq!(s.reason().as_deref(), Some("first"));
         s.drain_timed_out();
-        assert_eq!(s.code(), exit::FAILURE);
+        assert_eq!(s.status(), ExitStatus::Failure);
     }
 
     #[test]
@@ -170,6 +202,6 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert!(s.deadline_passed());
         s.drain_timed_out();
-        assert_eq!(s.code(), exit::DRAIN_TIMEOUT);
+        assert_eq!(s.status(), ExitStatus::DrainTimeout);
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use mirror_maker::engine;
 use mirror_maker::front::mm1::cli::Options;
 use mirror_maker::ops::metrics::Metrics;
-use mirror_maker::ops::shutdown::Shutdown;
+use mirror_maker::ops::shutdown::{ExitStatus, Shutdown};
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::DefaultProducerContext;
 
@@ -39,7 +39,7 @@ pub fn mock_options(
 
 /// The pipeline on a thread of its own, as `main` runs it, with its stop
 /// signal (draining for up to `drain`) and its counters.
-pub fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<i32, engine::StartError>>) {
+pub fn run(options: Options, drain: Duration) -> (Arc<Shutdown>, Arc<Metrics>, std::thread::JoinHandle<Result<ExitStatus, engine::StartError>>) {
     // The mirror's own log, for a failure's output (RUST_LOG=debug for more).
     let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,librdkafka=warn")).is_test(true).try_init();
     let plan = mirror_maker::front::mm1::plan(&options).unwrap();

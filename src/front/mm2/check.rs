@@ -10,23 +10,23 @@ use std::time::Duration;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
 use super::plan;
-use crate::ops::shutdown::exit;
+use crate::ops::shutdown::ExitStatus;
 use crate::plan::{Flow, Ops, Plan};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
-pub fn run(path: &Path, clusters: &[String]) -> i32 {
+pub fn run(path: &Path, clusters: &[String]) -> ExitStatus {
     let (text, code) = report(path, clusters);
     print!("{text}");
     code
 }
 
 /// The report, and the exit status a run would have at start.
-pub fn report(path: &Path, clusters: &[String]) -> (String, i32) {
+pub fn report(path: &Path, clusters: &[String]) -> (String, ExitStatus) {
     let mut out = String::new();
     let cfg = match super::load(path, clusters) {
         Ok(c) => c,
-        Err(e) => return (format!("PROBLEM: {e}\n"), exit::CONFIG),
+        Err(e) => return (format!("PROBLEM: {e}\n"), ExitStatus::Config),
     };
     let _ = writeln!(
         out,
@@ -45,7 +45,7 @@ pub fn report(path: &Path, clusters: &[String]) -> (String, i32) {
         Ok(p) => p,
         Err(e) => {
             let _ = writeln!(out, "PROBLEM: {e}");
-            return (out, exit::CONFIG);
+            return (out, ExitStatus::Config);
         }
     };
     for f in &cfg.flows {
@@ -58,7 +58,7 @@ pub fn report(path: &Path, clusters: &[String]) -> (String, i32) {
         }
     }
     describe_shape(&mut out, &plan);
-    (out, exit::OK)
+    (out, ExitStatus::Ok)
 }
 
 fn describe_flow(out: &mut String, flow: &Flow) {

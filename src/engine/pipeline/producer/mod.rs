@@ -34,7 +34,7 @@ use crate::engine::pipeline::throttle::Throttle;
 use crate::fxhash::FxHashMap;
 use crate::kafka::produce::{send_lingering, MainQueue, TopicHandles};
 use crate::ops::metrics::{Metrics, TopicMetrics};
-use crate::ops::shutdown::{exit, Shutdown};
+use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::partitioner::ByteArrayPartitioner;
 
 /// How a record's opaque splits: the entry of its partition in the
@@ -372,10 +372,10 @@ impl ClientContext for DeliveryContext {
             if !self.shutdown.stopping() {
                 error!("{msg}");
             }
-            self.shutdown.fail(exit::CONFIG, msg);
+            self.shutdown.fail(ExitStatus::Config, msg);
             return;
         }
-        if self.shutdown.code() == exit::CONFIG {
+        if self.shutdown.status() == ExitStatus::Config {
             // The reconnect noise that follows refused credentials.
             log::debug!("target producer: {error}: {reason}");
             return;
@@ -391,7 +391,7 @@ impl ClientContext for DeliveryContext {
             if !self.shutdown.stopping() {
                 error!("{msg}");
             }
-            self.shutdown.fail(exit::FAILURE, msg);
+            self.shutdown.fail(ExitStatus::Failure, msg);
             return;
         }
         match crate::ops::repeats::check(&format!("target producer {} {:?}", self.cluster, error.rdkafka_error_code())) {
@@ -418,12 +418,12 @@ impl DeliveryContext {
             "target producer can no longer send ({err}): offset {offset} of {topic}-{partition} and later are not committed; \
              the mirror stops, and a restart sends them again"
         );
-        if self.shutdown.code() == exit::OK {
+        if self.shutdown.status() == ExitStatus::Ok {
             error!("{msg}");
         } else {
             log::debug!("{msg}");
         }
-        self.shutdown.fail(exit::FAILURE, msg);
+        self.shutdown.fail(ExitStatus::Failure, msg);
     }
 
     /// A failed delivery report, sorted by [`classify`].
@@ -494,13 +494,13 @@ impl DeliveryContext {
             ack.failed_at(offset);
             // The first failure says it all; the records behind it fail the
             // same way while the mirror stops, so they go to the debug log.
-            if self.shutdown.code() == exit::FAILURE {
+            if self.shutdown.status() == ExitStatus::Failure {
                 log::debug!("{what}");
                 return;
             }
             error!("{what}");
             error!("Closing producer due to send failure (--abort.on.send.failure true): offset {offset} of {topic}-{partition} and later are not committed");
-            self.shutdown.fail(exit::FAILURE, what);
+            self.shutdown.fail(ExitStatus::Failure, what);
         } else {
             warn!("{what}; skipped and counted as dropped (--abort.on.send.failure false)");
             Metrics::add(&self.metrics.dropped, 1);

@@ -23,7 +23,7 @@ use crate::kafka::commit::CommitQueue;
 use crate::kafka::partition_list;
 use crate::ops::metrics::Metrics;
 use crate::ops::repeats;
-use crate::ops::shutdown::{exit, Shutdown};
+use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 
@@ -93,9 +93,9 @@ impl ClientContext for StreamContext {
                 if !self.shutdown.stopping() {
                     error!("{msg}");
                 }
-                self.shutdown.fail(exit::CONFIG, msg);
+                self.shutdown.fail(ExitStatus::Config, msg);
             }
-            None if self.shutdown.code() == exit::CONFIG => debug!("[{}] librdkafka: {error}: {reason}", self.name),
+            None if self.shutdown.status() == ExitStatus::Config => debug!("[{}] librdkafka: {error}: {reason}", self.name),
             None => match repeats::check(&format!("{} {:?}", self.name, error.rdkafka_error_code())) {
                 Some(left_out) => error!("[{}] librdkafka: {error}: {reason}{}", self.name, repeats::note(left_out)),
                 None => debug!("[{}] librdkafka: {error}: {reason}", self.name),
@@ -399,7 +399,7 @@ pub(super) fn apply(consumer: &SourceConsumer, name: &str, outcome: Outcome) {
         pause_and_resume(consumer, name, outcome);
     }
     if disconnected {
-        consumer.context().shutdown.fail(exit::FAILURE, "producer workers stopped unexpectedly".into());
+        consumer.context().shutdown.fail(ExitStatus::Failure, "producer workers stopped unexpectedly".into());
     }
 }
 

@@ -26,7 +26,7 @@ use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::admin::{topic_counts, MetaClient};
 use crate::kafka::partition_list;
 use crate::ops::metrics::{Metrics, StreamLag};
-use crate::ops::shutdown::{exit, Shutdown};
+use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::handler::Handler;
 
 /// How long the control thread rests between turns, unless told to stop.
@@ -128,7 +128,7 @@ pub fn spawn(spec: Arc<StreamSpec>, consumer: Arc<SourceConsumer>, stop: Receive
             // A bug here would otherwise leave the stream mirroring with no
             // new topics, gap checks or lag, and nothing said: stop instead.
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.run())).is_err() {
-                c.ctx().shutdown.fail(exit::FAILURE, format!("[{}] the stream's control thread panicked (see above); stopping", c.spec.name));
+                c.ctx().shutdown.fail(ExitStatus::Failure, format!("[{}] the stream's control thread panicked (see above); stopping", c.spec.name));
             }
         })
         .expect("spawn consumer stream control")
@@ -202,7 +202,7 @@ impl Control {
             recv(rx) -> answer => match answer {
                 Ok(answer) => Some(answer),
                 Err(_) => {
-                    self.ctx().shutdown.fail(exit::FAILURE, format!("[{name}] the request for {what} panicked (see above); stopping"));
+                    self.ctx().shutdown.fail(ExitStatus::Failure, format!("[{name}] the request for {what} panicked (see above); stopping"));
                     None
                 }
             },
@@ -289,7 +289,7 @@ impl Control {
                     self.checked_partitions.extend(unchecked);
                 }
                 Err(PartitionCheck::Short(msg)) => {
-                    self.ctx().shutdown.fail(exit::FAILURE, msg.clone());
+                    self.ctx().shutdown.fail(ExitStatus::Failure, msg.clone());
                     error!("{msg}");
                     return;
                 }

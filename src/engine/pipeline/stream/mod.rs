@@ -19,7 +19,7 @@
 pub mod context;
 pub mod control;
 
-use context::{apply, commit_until, worker_of, TpSet};
+use context::{apply, commit_until, worker_of};
 pub use context::{commit, create, log_names, SourceConsumer, StreamContext, StreamSpec};
 
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::fetched;
 use crate::ops::metrics::{Metrics, TopicMetrics};
 use crate::ops::repeats;
-use crate::ops::shutdown::exit;
+use crate::ops::shutdown::ExitStatus;
 
 /// Records taken from librdkafka per turn of a stream's loop.
 const BATCH: usize = 500;
@@ -121,7 +121,7 @@ impl Stream {
                     Some(Ok(msg)) => handle(&self.consumer, &self.spec, &mut self.routes, &msg),
                     Some(Err(e)) => {
                         match crate::kafka::auth::auth_failure(e.rdkafka_error_code(), &e.to_string(), &self.ctx().cluster) {
-                            Some(msg) => self.ctx().shutdown.fail(exit::CONFIG, msg),
+                            Some(msg) => self.ctx().shutdown.fail(ExitStatus::Config, msg),
                             None => match repeats::check(&format!("{} poll {:?}", self.spec.name, e.rdkafka_error_code())) {
                                 Some(left_out) => warn!("[{}] consumer error: {e}{}", self.spec.name, repeats::note(left_out)),
                                 None => debug!("[{}] consumer error: {e}", self.spec.name),
