@@ -9,9 +9,9 @@
 
 pub mod mm2;
 pub mod pipeline;
+pub mod side_tasks;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -27,6 +27,7 @@ use crate::engine::pipeline::producer::{DeliveryContext, TargetProducer};
 use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
+use crate::engine::side_tasks::SideTasks;
 use crate::kafka::admin::MetaClient;
 use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
@@ -135,10 +136,8 @@ struct Workers {
     target_id: Option<String>,
     /// Partition-preserving flows look the target's partitions up with it.
     meta: Option<Arc<MetaClient>>,
-    /// Side tasks of its flows (MirrorMaker 2's config sync), already running.
-    side: Vec<JoinHandle<()>>,
-    /// Told when the workers are done, so the offset-sync writers write the last mappings.
-    failover_done: Vec<Arc<AtomicBool>>,
+    /// Side tasks of its flows, already running (`side_tasks`).
+    side: SideTasks,
 }
 
 impl Workers {
@@ -193,7 +192,7 @@ impl Workers {
         } else {
             None
         };
-        Ok(Workers { producers, channels, config, target_id, meta, side: Vec::new(), failover_done: Vec::new() })
+        Ok(Workers { producers, channels, config, target_id, meta, side: SideTasks::default() })
     }
 }
 
@@ -209,32 +208,10 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
         let topic_sync = topic_sync(flow, workers)?;
-        if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_configs)) {
-            workers.side.push(spawn_config_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
-        }
-        if let (Some(sync), Some(interval)) = (&topic_sync, flow.remote_topics.as_ref().and_then(|r| r.sync_acls)) {
-            workers.side.push(spawn_acl_sync(&flow.name, sync.clone(), interval, env.shutdown.clone()));
-        }
-        let syncs = match &flow.checkpointing {
-            Some(spec) => {
-                let started = mm2::checkpoints::start(flow, spec, env.shape.commit_interval, env.metrics, env.shutdown)
-                    .map_err(|e| StartError(format!("{}: cannot start its offset-syncs and checkpoints: {e}", flow.name)))?;
-                workers.side.extend(started.threads);
-                workers.failover_done.push(started.workers_done);
-                Some(started.syncs)
-            }
-            None => None,
+        let Some(side) = workers.side.start_flow(flow, topic_sync.as_ref(), env.shape.commit_interval, env.metrics, env.shutdown)? else {
+            return Ok(None);
         };
-        // Java MM2's positions go into the flow's group before its consumers read it.
-        if let Some(spec) = &flow.connect_offsets {
-            match mm2::connect_offsets::start(flow, spec, env.shape.commit_interval, env.shutdown).map_err(|e| StartError(format!("{}: {e}", flow.name)))? {
-                Some(started) => {
-                    workers.side.extend(started.thread);
-                    workers.failover_done.push(started.workers_done);
-                }
-                None => return Ok(None),
-            }
-        }
+        let syncs = side.syncs;
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1);
@@ -292,34 +269,6 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
     let target_admin = crate::kafka::admin::admin_client(&workers.config)
         .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
     Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
-}
-
-/// MirrorMaker 2's config sync of a flow's topics: at the start, once the
-/// streams found them, then every `interval`, until the stop.
-fn spawn_config_sync(flow: &str, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>) -> JoinHandle<()> {
-    spawn_topic_job(format!("mirrormaker-config-sync-{flow}"), sync, interval, shutdown, TopicSync::sync_configs)
-}
-
-/// MirrorMaker 2's topic ACL sync of a flow's topics, timed as the config sync.
-fn spawn_acl_sync(flow: &str, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>) -> JoinHandle<()> {
-    spawn_topic_job(format!("mirrormaker-acl-sync-{flow}"), sync, interval, shutdown, TopicSync::sync_acls)
-}
-
-fn spawn_topic_job(name: String, sync: Arc<TopicSync>, interval: Duration, shutdown: Arc<Shutdown>, job: fn(&TopicSync)) -> JoinHandle<()> {
-    std::thread::Builder::new()
-        .name(name.clone())
-        .spawn(move || {
-            // The first run waits for the streams' first look at the topics.
-            let mut next = std::time::Instant::now() + Duration::from_secs(5).min(interval);
-            while !shutdown.stopping() {
-                std::thread::sleep(Duration::from_millis(200));
-                if std::time::Instant::now() >= next {
-                    job(&sync);
-                    next = std::time::Instant::now() + interval;
-                }
-            }
-        })
-        .unwrap_or_else(|e| panic!("spawn thread {name}: {e}"))
 }
 
 /// How often the streams report their lag: as often as the stats line, at
@@ -459,8 +408,7 @@ struct Running {
     /// Kept until the streams are done with it.
     metas: Vec<Arc<MetaClient>>,
     /// Heartbeat emitters, config syncs, offset-sync writers and checkpointers.
-    side_tasks: Vec<JoinHandle<()>>,
-    failover_done: Vec<Arc<AtomicBool>>,
+    side_tasks: SideTasks,
 }
 
 impl Running {
@@ -474,8 +422,7 @@ impl Running {
                 shape.throttle_bytes_per_sec.map_or("unlimited".into(), |b| b.to_string())
             );
         }
-        let mut running =
-            Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), side_tasks: Vec::new(), failover_done: Vec::new() };
+        let mut running = Running { workers: Vec::new(), streams: Vec::new(), stats: None, metas: Vec::new(), side_tasks: SideTasks::default() };
         let mut worker_index = 0;
         let mut all_streams = Vec::new();
         for (workers, streams) in pipelines {
@@ -484,17 +431,11 @@ impl Running {
                 worker_index += 1;
             }
             running.metas.extend(workers.meta);
-            running.side_tasks.extend(workers.side);
-            running.failover_done.extend(workers.failover_done);
+            running.side_tasks.absorb(workers.side);
             all_streams.extend(streams);
         }
         running.streams = all_streams.into_iter().map(|(spec, c)| pipeline::stream::spawn(spec, c)).collect();
-        for task in &plan.heartbeats {
-            match mm2::heartbeats::spawn(task, shutdown.clone()) {
-                Ok(h) => running.side_tasks.push(h),
-                Err(e) => warn!("no heartbeats {}->{}: {e}", task.source_alias, task.target_alias),
-            }
-        }
+        running.side_tasks.start_plan(plan, shutdown);
         let stats = plan.ops.stats_interval;
         running.stats = (!stats.is_zero()).then(|| spawn_stats(stats, metrics.clone(), shutdown.clone()));
         running
@@ -514,10 +455,7 @@ impl Running {
         panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
         drop(self.metas);
         // Every acknowledgement is in: the last offset-syncs can be written.
-        for done in &self.failover_done {
-            done.store(true, Ordering::SeqCst);
-        }
-        panicked |= join_bounded(self.side_tasks, shutdown, "checkpoint, offset-sync or heartbeat threads still finishing").0;
+        panicked |= self.side_tasks.finish(shutdown);
         if let Some(h) = self.stats {
             let _ = h.join();
         }

@@ -33,7 +33,7 @@ pub struct Plan {
 /// Heartbeat records written to a target every `interval`, as MirrorMaker
 /// 2's heartbeat connector writes them, so that tools reading the target
 /// (Java's `MirrorClient`, latency monitors) see the flow.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Heartbeats {
     pub source_alias: String,
     pub target_alias: String,
