@@ -444,7 +444,7 @@ impl Running {
     /// Waits for the stop and the drain; returns the exit status.
     fn join(self, plan: &Plan, metrics: &Metrics, shutdown: &Shutdown) -> ExitStatus {
         let (mut panicked, streams_done) =
-            join_bounded(self.streams, shutdown, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
+            shutdown.join_bounded(self.streams, "consumer streams still committing or leaving the source group (is the source cluster reachable?)");
         if streams_done {
             info!("Mirror maker thread shutdown complete");
         } else {
@@ -452,7 +452,7 @@ impl Running {
             shutdown.drain_timed_out();
         }
         info!("Closing producer.");
-        panicked |= join_bounded(self.workers, shutdown, "producer workers still closing (is the target cluster reachable?)").0;
+        panicked |= shutdown.join_bounded(self.workers, "producer workers still closing (is the target cluster reachable?)").0;
         drop(self.metas);
         // Every acknowledgement is in: the last offset-syncs can be written.
         panicked |= self.side_tasks.finish(shutdown);
@@ -473,31 +473,6 @@ impl Running {
             _ => error!("Mirror maker stopped because of a failure ({code}): {}", shutdown.reason().unwrap_or_else(|| "unknown".into())),
         }
         code
-    }
-}
-
-/// Joins the threads as they finish, but once the shutdown's grace
-/// deadline has passed stops waiting for those left and names them: the
-/// process then exits with them still running, rather than wait for a
-/// cluster that does not answer. Returns whether one panicked and whether
-/// all finished.
-fn join_bounded(mut pending: Vec<std::thread::JoinHandle<()>>, shutdown: &Shutdown, what: &str) -> (bool, bool) {
-    let mut panicked = false;
-    loop {
-        let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
-        for h in done {
-            panicked |= h.join().is_err();
-        }
-        pending = rest;
-        if pending.is_empty() {
-            return (panicked, true);
-        }
-        if shutdown.stopping() && std::time::Instant::now() >= shutdown.grace_deadline() {
-            let names: Vec<&str> = pending.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
-            warn!("{what}: {} {:?} after the drain timeout; exiting without waiting for them", names.join(", "), shutdown::GRACE);
-            return (panicked, false);
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

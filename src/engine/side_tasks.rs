@@ -176,7 +176,7 @@ impl SideTasks {
         for done in &self.workers_done {
             done.store(true, Ordering::SeqCst);
         }
-        super::join_bounded(self.threads, shutdown, "checkpoint, offset-sync or heartbeat threads still finishing").0
+        shutdown.join_bounded(self.threads, "checkpoint, offset-sync or heartbeat threads still finishing").0
     }
 }
 

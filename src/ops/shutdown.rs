@@ -143,6 +143,31 @@ impl Shutdown {
     pub fn drain_timeout(&self) -> Duration {
         self.drain_timeout
     }
+
+    /// Joins the threads as they finish, but once the shutdown's grace
+    /// deadline has passed stops waiting for those left and names them: the
+    /// process then exits with them still running, rather than wait for a
+    /// cluster that does not answer. Returns whether one panicked and whether
+    /// all finished.
+    pub fn join_bounded(&self, mut pending: Vec<std::thread::JoinHandle<()>>, what: &str) -> (bool, bool) {
+        let mut panicked = false;
+        loop {
+            let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
+            for h in done {
+                panicked |= h.join().is_err();
+            }
+            pending = rest;
+            if pending.is_empty() {
+                return (panicked, true);
+            }
+            if self.stopping() && std::time::Instant::now() >= self.grace_deadline() {
+                let names: Vec<&str> = pending.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
+                log::warn!("{what}: {} {:?} after the drain timeout; exiting without waiting for them", names.join(", "), GRACE);
+                return (panicked, false);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 /// Starts the signal thread. SIGINT and SIGTERM: the first drains, the
