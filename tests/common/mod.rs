@@ -65,7 +65,8 @@ pub fn clusters_given() -> bool {
 /// clusters: such a test is `#[ignore]`d, so it only runs when asked to
 /// (`--include-ignored`), and then it must not pass without having run.
 /// Without this check it would fall back to the default addresses, which may
-/// be another run's clusters.
+/// be another run's clusters. The panic names the test's line, not this one.
+#[track_caller]
 pub fn require_clusters_given() {
     if !clusters_given() {
         let (vars, file) = (CLUSTER_VARS.join(", "), env!("CARGO_CRATE_NAME"));
