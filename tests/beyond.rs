@@ -62,6 +62,7 @@ fn loop_skipped(log: &str) -> u64 {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn target_topics_are_created_like_the_source_and_grow_with_it() {
     require_clusters!(source(), target());
     let id = unique("like");
@@ -128,6 +129,7 @@ fn target_topics_are_created_like_the_source_and_grow_with_it() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn create_topics_false_leaves_it_to_the_broker() {
     require_clusters!(source(), target());
     let topic = unique("brokerdefault");
@@ -163,6 +165,7 @@ fn origin_and_seq(r: &Rec) -> (String, u64) {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn active_active_without_loops() {
     require_clusters!(source(), target());
     let (a, b) = (source(), target());
@@ -291,6 +294,7 @@ fn group_state(group: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn shares_a_group_with_java_mm1_and_takes_over() {
     require_clusters!(source(), target());
     let topic = unique("migrate");
@@ -445,12 +449,14 @@ fn check_throttle(what: &str, option: &str, limit: u64, value_size: usize, unit:
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn throttle_records_per_sec_holds_the_rate() {
     require_clusters!();
     check_throttle("records", "--throttle.records.per.sec", 500, 100, 1.0);
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn throttle_bytes_per_sec_holds_the_rate() {
     require_clusters!();
     // 1000-byte values without keys: 100 records/s.
@@ -458,6 +464,7 @@ fn throttle_bytes_per_sec_holds_the_rate() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn a_topic_found_while_the_target_is_down_waits_and_is_then_created_like_the_source() {
     // Uses the extra cluster as the target, since it stops it; no other test here touches it.
     require_clusters!(source(), extra());

@@ -71,6 +71,7 @@ fn configuration_errors_name_file_line_and_key() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn refuses_to_mirror_a_cluster_onto_itself() {
     require_clusters!(target());
     let group = unique("loop");
@@ -103,6 +104,7 @@ fn refuses_to_mirror_a_cluster_onto_itself() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn a_second_signal_exits_at_once() {
     require_clusters!(source());
     // A target nobody listens on: the first SIGTERM waits for the drain

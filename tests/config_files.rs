@@ -33,6 +33,7 @@ fn committed(bootstrap: &str, group: &str, topic: &str) -> Vec<Option<i64>> {
 }
 
 #[test]
+#[ignore = "needs clusters and the ZooKeeper-mode cluster"]
 fn zookeeper_mode_cluster_mirrored_with_only_zookeeper_connect() {
     require_clusters!();
     require_zk();
@@ -116,6 +117,7 @@ fn unreachable_zookeeper_fails_with_the_line_to_add() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn check_config_shows_what_runs_and_consumes_nothing() {
     require_clusters!(source(), target());
     let topic = unique("chk");
@@ -171,6 +173,7 @@ fn check_config_shows_what_runs_and_consumes_nothing() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn check_config_exits_one_and_lists_every_problem() {
     require_clusters!(source());
     let dead = free_port();

@@ -76,6 +76,7 @@ fn scenario(prefix: &str) -> (String, String, String) {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn prints_the_last_checkpoint_per_partition_and_applies_them_forward_only() {
     require_clusters!(target());
     let (alias, topic, group) = scenario("fo");
@@ -125,6 +126,7 @@ fn prints_the_last_checkpoint_per_partition_and_applies_them_forward_only() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn an_mm2_file_and_a_cluster_alias_name_the_target() {
     require_clusters!(source(), target());
     let (alias, topic, group) = scenario("fo-mm2");
@@ -149,6 +151,7 @@ fn an_mm2_file_and_a_cluster_alias_name_the_target() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn an_active_group_is_refused_and_left_unchanged() {
     require_clusters!(target());
     let (alias, topic, group) = scenario("fo-active");
@@ -168,6 +171,7 @@ fn an_active_group_is_refused_and_left_unchanged() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn a_missing_topic_or_group_is_an_error_that_says_what_to_check() {
     require_clusters!(target());
     let target_config = producer_props(&target());

@@ -55,6 +55,7 @@ fn mirrors_everything(mirror: &mut Mirror, target_topic: &str, source: &[Vec<Rec
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn ten_first_starts_in_mm2_mode_each_mirror_a_new_topic_of_several_partitions() {
     require_clusters!(source(), target());
     for i in 0..10 {
@@ -72,6 +73,7 @@ fn ten_first_starts_in_mm2_mode_each_mirror_a_new_topic_of_several_partitions() 
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn ten_first_starts_in_mm1_partition_preserving_mode_each_mirror_a_new_topic_of_several_partitions() {
     require_clusters!(source(), target());
     for i in 0..10 {
@@ -90,6 +92,7 @@ fn ten_first_starts_in_mm1_partition_preserving_mode_each_mirror_a_new_topic_of_
 /// broker auto-create the topic with one partition, and the mirror stopped
 /// blaming a partition count nobody chose.
 #[test]
+#[ignore = "needs clusters"]
 fn the_partition_check_never_creates_the_target_topic() {
     require_clusters!(source(), target());
     let topic = unique("first-start-no-create");

@@ -51,6 +51,7 @@ fn delete_group(bootstrap: &str, group: &str) {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn a_group_deleted_on_the_source_is_not_synced_again_after_a_restart() {
     require_clusters!();
     let id = short_id();
@@ -156,6 +157,7 @@ fn produced_of(page: &Scrape, topic: &str) -> Option<f64> {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn a_thousand_topics_created_and_deleted_at_the_source_leave_no_trace() {
     require_clusters!();
     let id = short_id();

@@ -189,6 +189,7 @@ fn topology_of_test(bootstrap: &str, a: &str, b: &str, id: &str) -> BTreeMap<Str
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn same_file_same_result_as_java_mm2() {
     require_clusters!(source(), target(), extra());
     let turn = Turn::take();
@@ -334,6 +335,7 @@ fn both_ways_file(a: &str, b: &str, topics: &str, extra: &[String]) -> std::path
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn flows_both_ways_default_policy_do_not_loop() {
     require_clusters!(source(), target());
     let turn = Turn::take();
@@ -369,6 +371,7 @@ fn flows_both_ways_default_policy_do_not_loop() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn flows_both_ways_identity_policy_do_not_loop() {
     require_clusters!(source(), target());
     let turn = Turn::take();
@@ -423,6 +426,7 @@ fn flows_both_ways_identity_policy_do_not_loop() {
 // d. --check-config on an MM2 file.
 
 #[test]
+#[ignore = "needs clusters"]
 fn check_config_on_an_mm2_file() {
     require_clusters!(source(), target());
     let id = short_id();

@@ -119,6 +119,7 @@ fn mm2_file(source: &str, target: &str, topic: &str, extra: &[&str]) -> PathBuf 
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn mm2_copies_literal_topic_acls_as_mm2_does() {
     require_clusters!();
     let clusters = AuthClusters::start();
@@ -181,6 +182,7 @@ fn mm2_copies_literal_topic_acls_as_mm2_does() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn mm2_acl_sync_without_acls_or_authorizer_says_so_once() {
     require_clusters!(source(), target());
     let t = unique("acl-noauth");

@@ -162,6 +162,7 @@ fn mirror_through(s: &Setup, producer: &Path, secret: &str) {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn scram_sha_512_from_sasl_jaas_config() {
     require_clusters!();
     let s = setup("sec-scram", 600);
@@ -182,6 +183,7 @@ fn scram_sha_512_from_sasl_jaas_config() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn plain_from_sasl_jaas_config() {
     require_clusters!();
     let s = setup("sec-plain", 400);
@@ -198,6 +200,7 @@ fn plain_from_sasl_jaas_config() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn ssl_with_pkcs12_and_pem_truststores() {
     require_clusters!();
     let ca = ca_pem();
@@ -233,6 +236,7 @@ fn ssl_with_pkcs12_and_pem_truststores() {
 /// that command, run as printed (plus the passwords keytool would ask
 /// for), gives a PKCS12 store the mirror then uses.
 #[test]
+#[ignore = "needs clusters"]
 fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
     require_clusters!();
     let ca = ca_pem();
@@ -275,6 +279,7 @@ fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
 }
 
 #[test]
+#[ignore = "needs clusters"]
 fn wrong_scram_password_fails_fast_and_commits_nothing() {
     require_clusters!();
     let s = setup("sec-wrongpw", 300);
@@ -314,6 +319,7 @@ fn wrong_scram_password_fails_fast_and_commits_nothing() {
 
 /// The same on the consumer side: a source that refuses our PLAIN password.
 #[test]
+#[ignore = "needs clusters"]
 fn wrong_plain_password_on_the_source_fails_fast_and_commits_nothing() {
     require_clusters!(source(), target());
     // The secured cluster is the source here; the mirror writes to the other one.
@@ -392,6 +398,7 @@ fn sample_secure_files_translate() {
 /// Java's inline PEM keys (`ssl.keystore.key` with `\n` escapes), against
 /// the listener that requires one (mutual TLS).
 #[test]
+#[ignore = "needs clusters"]
 fn ssl_with_client_keystores() {
     require_clusters!();
     let ca = ca_pem();
@@ -437,6 +444,7 @@ fn ssl_with_client_keystores() {
 /// librdkafka does not send it (no matching issuer) and the broker refuses
 /// the connection after the handshake (TLS 1.3 alert); still a fast, clear exit 1.
 #[test]
+#[ignore = "needs clusters"]
 fn untrusted_client_certificate_fails_fast() {
     require_clusters!();
     let ca = ca_pem();

@@ -1,14 +1,21 @@
 //! Shared helpers for the end-to-end tests: real clusters, the real binary.
 //!
-//! The clusters are started by `scripts/clusters start` (the README's test
-//! command does it); their addresses come from MM_SOURCE_BOOTSTRAP,
-//! MM_TARGET_BOOTSTRAP and MM_EXTRA_BOOTSTRAP. A test that needs them starts
-//! with [`require_clusters!`]: with none of the three set (a plain `cargo
-//! test`) it passes at once, and its binary says once that such tests were
-//! skipped; with them set, it fails when a cluster does not answer. Every
-//! test uses topic and group names of its own, so tests can share the
-//! clusters and run in parallel. Waits are conditions with generous
-//! deadlines, never fixed sleeps.
+//! The clusters are started by `scripts/clusters start` (scripts/test does
+//! it); their addresses come from MM_SOURCE_BOOTSTRAP, MM_TARGET_BOOTSTRAP
+//! and MM_EXTRA_BOOTSTRAP. A test that needs them carries
+//! `#[ignore = "needs clusters"]` (or a reason naming what else it needs),
+//! so a plain `cargo test` reports it as ignored instead of passing it
+//! unrun, and starts with [`require_clusters!`], which fails it with the fix
+//! when it is run (`-- --include-ignored`) without the addresses, and when a
+//! cluster given does not answer. scripts/test runs every test that way and
+//! fails if any was still ignored; tests/marks.rs fails when a test that
+//! needs clusters lacks the mark. To run one file against running clusters:
+//! `scripts/test --test mirror`, or, with the clusters kept running,
+//! `eval "$(scripts/clusters start | sed 's/^/export MM_/')"` and then
+//! `cargo test --release --test mirror -- --include-ignored`. Every test
+//! uses topic and group names of its own, so tests can share the clusters
+//! and run in parallel. Waits are conditions with generous deadlines, never
+//! fixed sleeps.
 
 #![allow(dead_code)]
 
@@ -49,36 +56,33 @@ pub fn extra() -> String {
 /// clusters' addresses.
 const CLUSTER_VARS: [&str; 3] = ["MM_SOURCE_BOOTSTRAP", "MM_TARGET_BOOTSTRAP", "MM_EXTRA_BOOTSTRAP"];
 
-/// Whether this run was given the test clusters: any of [`CLUSTER_VARS`]
-/// set. When none is, `cargo test` was run without them (maybe on a machine
-/// without Kafka): the first call in this test binary says so on stderr,
-/// written past the harness's output capture so that it shows, and later
-/// calls say nothing, so a binary prints one line, not one per test.
+/// Whether this run was given the test clusters: any of [`CLUSTER_VARS`] set.
 pub fn clusters_given() -> bool {
-    if CLUSTER_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty())) {
-        return true;
-    }
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "tests/{}.rs: skipped: the tests that need the test clusters (MM_SOURCE_BOOTSTRAP, MM_TARGET_BOOTSTRAP, MM_EXTRA_BOOTSTRAP unset); run scripts/test",
-            env!("CARGO_CRATE_NAME")
-        );
-    });
-    false
+    CLUSTER_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
 }
 
-/// The first line of a test that needs the test clusters: returns from the
-/// test (it passes) when the run was not given them ([`clusters_given`]),
-/// then [`require`]s each bootstrap listed, so a cluster that was given but
-/// does not answer fails the test.
+/// Fails the test with the fix when the run was not given the test
+/// clusters: such a test is `#[ignore]`d, so it only runs when asked to
+/// (`--include-ignored`), and then it must not pass without having run.
+/// Without this check it would fall back to the default addresses, which may
+/// be another run's clusters. The panic names the test's line, not this one.
+#[track_caller]
+pub fn require_clusters_given() {
+    if !clusters_given() {
+        let (vars, file) = (CLUSTER_VARS.join(", "), env!("CARGO_CRATE_NAME"));
+        panic!(
+            "this test needs the test clusters, and none of {vars} is set: run it with 'scripts/test --test {file}', or start them with eval \"$(scripts/clusters start | sed 's/^/export MM_/')\" and run it again (cargo test --release --test {file} -- --include-ignored)"
+        );
+    }
+}
+
+/// The first line of a test that needs the test clusters (and so carries
+/// `#[ignore = "needs clusters"]`): fails the test when the run was not
+/// given them ([`require_clusters_given`]), then [`require`]s each bootstrap
+/// listed, so a cluster that was given but does not answer fails it too.
 macro_rules! require_clusters {
     ($($bootstrap:expr),* $(,)?) => {
-        if !$crate::common::clusters_given() {
-            return;
-        }
+        $crate::common::require_clusters_given();
         $($crate::common::require(&$bootstrap);)*
     };
 }
