@@ -42,8 +42,9 @@ use log::{debug, info, warn};
 use rdkafka::admin::{
     AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic, OwnedResourceSpecifier, ResourceSpecifier, TopicReplication, TopicResult,
 };
-use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
+use crate::engine::pipeline::stream::topic_hook::{shortened, Reconciled, TargetTopics};
 use crate::kafka::acls::{self, AclBinding, AclError, Operation, Pattern, Permission};
 use crate::kafka::admin::{block_on, topic_counts, Admin, Counts};
 use crate::plan::handler::Handler;
@@ -291,17 +292,6 @@ impl Held {
     }
 }
 
-/// What [`TopicSync::reconcile`] found.
-pub struct Reconciled {
-    /// The topics not to subscribe to yet.
-    pub deferred: HashSet<String>,
-    /// The target could not be listed (this error), so new topics are
-    /// deferred and grown ones not grown on the target yet: a check of
-    /// the target's partitions now would find them short for no fault
-    /// but the outage.
-    pub target_unanswered: Option<String>,
-}
-
 /// Creates target topics like the source and adds partitions as the source
 /// gains them; shared by every stream of one source cluster.
 pub struct TopicSync {
@@ -332,12 +322,6 @@ pub struct TopicSync {
 }
 
 impl TopicSync {
-    /// Every source topic with its partition count (topics the broker
-    /// answers with an error left out), by this sync's own source client.
-    pub fn source_topics(&self) -> Result<Vec<(String, usize)>, String> {
-        self.source.inner().fetch_metadata(None, TIMEOUT).map(|md| topic_counts(&md)).map_err(|e| e.to_string())
-    }
-
     pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
         TopicSync {
             source,
@@ -352,90 +336,6 @@ impl TopicSync {
             source_has_no_acls: AtomicBool::new(false),
             on_target: Mutex::new(HashSet::new()),
         }
-    }
-
-    /// Changes whenever topics held back by [`Self::reconcile`] were
-    /// settled since: a stream that saw another value at its last
-    /// reconcile looks at its topics again now.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
-    }
-
-    /// Called with the matching source topics and their partition counts on
-    /// every topic refresh, before subscribing. Cheap when nothing changed;
-    /// otherwise one metadata request of the target, and for grown topics
-    /// one CreatePartitions per [`CHUNK`]. Returns the topics not to
-    /// subscribe to yet: those being created by the creator thread (they
-    /// follow when [`Self::generation`] moves), and those the target could
-    /// not be asked about (subscribing now would let the producer's first
-    /// record make the broker auto-create them); and, when the target could
-    /// not be listed, why (see [`Reconciled`]).
-    pub fn reconcile(self: &Arc<Self>, topics: &[(String, usize)]) -> Reconciled {
-        // One stream at a time: the others find the work done.
-        let mut seen = self.seen.lock().unwrap();
-        let (fresh, grown): (Counts, Counts) = {
-            let pending = &self.creations.lock().unwrap().pending;
-            let fresh = topics.iter().filter(|(t, _)| !seen.contains_key(t) && !pending.contains(t)).cloned().collect();
-            let grown = topics.iter().filter(|(t, n)| seen.get(t).is_some_and(|before| n > before)).cloned().collect();
-            (fresh, grown)
-        };
-        let mut grow = grown;
-        let mut start = false;
-        let mut target_unanswered = None;
-        if !self.sync_partitions {
-            seen.extend(grow.drain(..));
-        }
-        // With creation on, the target is listed at every refresh, so that
-        // a target topic deleted under us is made again like the source.
-        if !fresh.is_empty() || !grow.is_empty() || self.create {
-            match View::fetch(&self.target, "target") {
-                Err(e) => {
-                    // One line per topic for a few (as before batching),
-                    // one line for the rest of many.
-                    for (t, _) in fresh.iter().take(10) {
-                        warn!("topic {t}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
-                    }
-                    if fresh.len() > 10 {
-                        warn!(
-                            "{} more new source topics ({}): {e}; not mirrored until the target answers (looked at again every topic refresh)",
-                            fresh.len() - 10,
-                            shortened(fresh.iter().skip(10).map(|(t, _)| t.as_str()))
-                        );
-                    }
-                    if !grow.is_empty() {
-                        warn!("{} grown source topics: {e}; their target partitions are checked again at the next topic refresh", grow.len());
-                    }
-                    target_unanswered = Some(e);
-                }
-                Ok(view) => {
-                    let mut to_create = self.deleted_on_target(&view, topics);
-                    let mut to_compare = Vec::new();
-                    for (topic, partitions) in fresh {
-                        let target_topic = self.handler.target_topic(&topic).into_owned();
-                        match view.shapes.get(&target_topic) {
-                            Some(shape) => {
-                                report_fewer_partitions(&topic, &target_topic, partitions, shape);
-                                to_compare.push((topic.clone(), target_topic));
-                                seen.insert(topic, partitions);
-                            }
-                            None if !self.create => {
-                                seen.insert(topic, partitions);
-                            }
-                            None => to_create.push((topic, partitions)),
-                        }
-                    }
-                    seen.extend(self.grow(&view, &grow));
-                    start = self.queue(to_create, to_compare, view.brokers);
-                }
-            }
-        }
-        let deferred = topics.iter().filter(|(t, _)| !seen.contains_key(t)).map(|(t, _)| t.clone()).collect();
-        // The creator locks `seen` to settle topics.
-        drop(seen);
-        if start {
-            self.start_creator();
-        }
-        Reconciled { deferred, target_unanswered }
     }
 
     /// Marks the listed topics `view` shows on the target (see
@@ -888,6 +788,94 @@ impl TopicSync {
     }
 }
 
+/// What the streams' control threads ask of their flow's topic sync.
+impl TargetTopics for TopicSync {
+    fn source_topics(&self) -> Result<Vec<(String, usize)>, KafkaError> {
+        self.source.inner().fetch_metadata(None, TIMEOUT).map(|md| topic_counts(&md))
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Called with the matching source topics and their partition counts on
+    /// every topic refresh, before subscribing. Cheap when nothing changed;
+    /// otherwise one metadata request of the target, and for grown topics
+    /// one CreatePartitions per [`CHUNK`]. Returns the topics not to
+    /// subscribe to yet: those being created by the creator thread (they
+    /// follow when [`TargetTopics::generation`] moves), and those the target could
+    /// not be asked about (subscribing now would let the producer's first
+    /// record make the broker auto-create them); and, when the target could
+    /// not be listed, why (see [`Reconciled`]).
+    fn reconcile(self: Arc<Self>, topics: &[(String, usize)]) -> Reconciled {
+        // One stream at a time: the others find the work done.
+        let mut seen = self.seen.lock().unwrap();
+        let (fresh, grown): (Counts, Counts) = {
+            let pending = &self.creations.lock().unwrap().pending;
+            let fresh = topics.iter().filter(|(t, _)| !seen.contains_key(t) && !pending.contains(t)).cloned().collect();
+            let grown = topics.iter().filter(|(t, n)| seen.get(t).is_some_and(|before| n > before)).cloned().collect();
+            (fresh, grown)
+        };
+        let mut grow = grown;
+        let mut start = false;
+        let mut target_unanswered = None;
+        if !self.sync_partitions {
+            seen.extend(grow.drain(..));
+        }
+        // With creation on, the target is listed at every refresh, so that
+        // a target topic deleted under us is made again like the source.
+        if !fresh.is_empty() || !grow.is_empty() || self.create {
+            match View::fetch(&self.target, "target") {
+                Err(e) => {
+                    // One line per topic for a few (as before batching),
+                    // one line for the rest of many.
+                    for (t, _) in fresh.iter().take(10) {
+                        warn!("topic {t}: {e}; not mirrored until the target answers (looked at again every topic refresh)");
+                    }
+                    if fresh.len() > 10 {
+                        warn!(
+                            "{} more new source topics ({}): {e}; not mirrored until the target answers (looked at again every topic refresh)",
+                            fresh.len() - 10,
+                            shortened(fresh.iter().skip(10).map(|(t, _)| t.as_str()))
+                        );
+                    }
+                    if !grow.is_empty() {
+                        warn!("{} grown source topics: {e}; their target partitions are checked again at the next topic refresh", grow.len());
+                    }
+                    target_unanswered = Some(e);
+                }
+                Ok(view) => {
+                    let mut to_create = self.deleted_on_target(&view, topics);
+                    let mut to_compare = Vec::new();
+                    for (topic, partitions) in fresh {
+                        let target_topic = self.handler.target_topic(&topic).into_owned();
+                        match view.shapes.get(&target_topic) {
+                            Some(shape) => {
+                                report_fewer_partitions(&topic, &target_topic, partitions, shape);
+                                to_compare.push((topic.clone(), target_topic));
+                                seen.insert(topic, partitions);
+                            }
+                            None if !self.create => {
+                                seen.insert(topic, partitions);
+                            }
+                            None => to_create.push((topic, partitions)),
+                        }
+                    }
+                    seen.extend(self.grow(&view, &grow));
+                    start = self.queue(to_create, to_compare, view.brokers);
+                }
+            }
+        }
+        let deferred = topics.iter().filter(|(t, _)| !seen.contains_key(t)).map(|(t, _)| t.clone()).collect();
+        // The creator locks `seen` to settle topics.
+        drop(seen);
+        if start {
+            self.start_creator();
+        }
+        Reconciled { deferred, target_unanswered }
+    }
+}
+
 /// Warns when a target topic has fewer partitions than its source topic.
 fn report_fewer_partitions(topic: &str, target_topic: &str, source_partitions: usize, target: &TopicShape) {
     if target.partitions < source_partitions {
@@ -896,16 +884,6 @@ fn report_fewer_partitions(topic: &str, target_topic: &str, source_partitions: u
              (and partition-preserving cannot work); it is left as it is (add partitions on the target to match)",
             target.partitions
         );
-    }
-}
-
-/// Up to ten names and how many more, for a log line about many topics.
-pub(crate) fn shortened<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.collect();
-    let shown = names.iter().take(10).copied().collect::<Vec<_>>().join(", ");
-    match names.len() {
-        n if n > 10 => format!("{shown} and {} more", n - 10),
-        _ => shown,
     }
 }
 
@@ -1049,14 +1027,6 @@ mod tests {
         assert_eq!(Outcome::of_growth(Some(&raised)), Outcome::Already, "raised by someone else meanwhile");
         assert!(!Outcome::of_growth(Some(&denied)).settled(), "other refusals are tried again at the next refresh");
         assert!(!Outcome::of_growth(None).settled());
-    }
-
-    #[test]
-    fn long_topic_lists_are_shortened_in_the_log() {
-        let topics = names(13);
-        assert_eq!(shortened(topics.iter().take(2).map(String::as_str)), "t0000, t0001");
-        let long = shortened(topics.iter().map(String::as_str));
-        assert!(long.starts_with("t0000, t0001,") && long.ends_with("t0009 and 3 more"), "{long}");
     }
 
     fn acl(name: &str, pattern: Pattern, principal: &str, permission: Permission, operation: Operation) -> AclBinding {
