@@ -44,6 +44,10 @@ use rdkafka::admin::{
 };
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
+mod error;
+
+use error::TopicSyncError;
+
 use crate::engine::pipeline::stream::topic_hook::{shortened, Reconciled, TargetTopics};
 use crate::kafka::acls::{self, AclBinding, AclError, Operation, Pattern, Permission};
 use crate::kafka::admin::{block_on, topic_counts, Admin, Counts};
@@ -91,8 +95,8 @@ struct View {
 impl View {
     /// All topics: naming one in a metadata request can auto-create it on
     /// brokers that allow it, with the very defaults we want to avoid.
-    fn fetch(admin: &Admin, what: &str) -> Result<View, String> {
-        let md = admin.inner().fetch_metadata(None, TIMEOUT).map_err(|e| format!("cannot list the {what}'s topics: {e}"))?;
+    fn fetch(admin: &Admin, cluster: &'static str) -> Result<View, TopicSyncError> {
+        let md = admin.inner().fetch_metadata(None, TIMEOUT).map_err(|error| TopicSyncError::List { cluster, error })?;
         let shapes = md
             .topics()
             .iter()
@@ -115,9 +119,9 @@ enum Outcome {
     Already,
     /// Refused for a reason that may pass (a timeout, a busy controller, no
     /// answer): held back and tried again at the next topic refresh.
-    Retry(String),
+    Retry(TopicSyncError),
     /// Refused for good: left to the broker, as MM1 did.
-    Refused(String),
+    Refused(TopicSyncError),
 }
 
 impl Outcome {
@@ -131,9 +135,9 @@ impl Outcome {
         match answer {
             Some(Ok(_)) => Outcome::Done,
             Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) => Outcome::Already,
-            Some(Err((_, code))) if is_transient(*code) => Outcome::Retry(code.to_string()),
-            Some(Err((_, code))) => Outcome::Refused(code.to_string()),
-            None => Outcome::Retry("the broker's answer did not name it".into()),
+            Some(Err((_, code))) if is_transient(*code) => Outcome::Retry(TopicSyncError::Broker(*code)),
+            Some(Err((_, code))) => Outcome::Refused(TopicSyncError::Broker(*code)),
+            None => Outcome::Retry(TopicSyncError::NotNamed),
         }
     }
 
@@ -143,8 +147,8 @@ impl Outcome {
         match answer {
             Some(Ok(_)) => Outcome::Done,
             Some(Err((_, RDKafkaErrorCode::InvalidPartitions))) => Outcome::Already,
-            Some(Err((_, code))) => Outcome::Retry(code.to_string()),
-            None => Outcome::Retry("the broker's answer did not name it".into()),
+            Some(Err((_, code))) => Outcome::Retry(TopicSyncError::Broker(*code)),
+            None => Outcome::Retry(TopicSyncError::NotNamed),
         }
     }
 }
@@ -159,7 +163,7 @@ fn in_chunks<T>(
     items: &[T],
     chunk: usize,
     name: impl Fn(&T) -> &str,
-    mut request: impl FnMut(&[T]) -> Result<Vec<TopicResult>, String>,
+    mut request: impl FnMut(&[T]) -> Result<Vec<TopicResult>, TopicSyncError>,
     judge: fn(Option<&TopicResult>) -> Outcome,
     mut settle: impl FnMut(&[T], Vec<Outcome>),
 ) -> usize {
@@ -189,13 +193,13 @@ fn in_chunks<T>(
 /// Every config entry of each of `topics` on `admin`, with one
 /// DescribeConfigs per [`CHUNK`] topics. Every topic gets an entry: its
 /// configs, or why they could not be read.
-fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs, String>> {
+fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs, TopicSyncError>> {
     let mut out = HashMap::with_capacity(topics.len());
     for part in topics.chunks(CHUNK) {
         let specs: Vec<ResourceSpecifier<'_>> = part.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
         debug!("DescribeConfigs: {} topics in one request", specs.len());
         match block_on(admin.describe_configs(&specs, &AdminOptions::new().request_timeout(Some(TIMEOUT)))) {
-            Err(e) => out.extend(part.iter().map(|t| (t.to_string(), Err(format!("describe configs: {e}"))))),
+            Err(e) => out.extend(part.iter().map(|t| (t.to_string(), Err(TopicSyncError::Describe(e.clone()))))),
             Ok(answers) => {
                 for resource in answers.into_iter().flatten() {
                     let OwnedResourceSpecifier::Topic(name) = resource.specifier else { continue };
@@ -203,8 +207,7 @@ fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs,
                     // authorised, unknown topic): it arrives with no
                     // entries, while a topic always has some (defaults included).
                     if resource.entries.is_empty() {
-                        let why = "describe configs: no entries in the answer (the principal may need DESCRIBE_CONFIGS on the topic)";
-                        out.insert(name, Err(why.to_string()));
+                        out.insert(name, Err(TopicSyncError::NoEntries));
                         continue;
                     }
                     let entries = resource
@@ -216,7 +219,7 @@ fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs,
                     out.insert(name, Ok(entries));
                 }
                 for t in part {
-                    out.entry(t.to_string()).or_insert_with(|| Err("describe configs: the answer did not name it".to_string()));
+                    out.entry(t.to_string()).or_insert(Err(TopicSyncError::DescribeNotNamed));
                 }
             }
         }
@@ -447,7 +450,7 @@ impl TopicSync {
                     let target_topic = self.handler.target_topic(topic).into_owned();
                     let shape = source.shapes[topic].clone();
                     let rf = self.replication_factor(&shape, brokers, &target_topic);
-                    let configs = match configs.remove(topic.as_str()).unwrap_or_else(|| Err("not asked".into())) {
+                    let configs = match configs.remove(topic.as_str()).unwrap_or(Err(TopicSyncError::NotAsked)) {
                         Ok(all) => self.configs_to_copy(&target_topic, all, rf),
                         Err(e) => {
                             warn!(
@@ -523,7 +526,7 @@ impl TopicSync {
     }
 
     /// One CreateTopics for `creations`.
-    fn request_creation(&self, creations: &[Creation]) -> Result<Vec<TopicResult>, String> {
+    fn request_creation(&self, creations: &[Creation]) -> Result<Vec<TopicResult>, TopicSyncError> {
         let new: Vec<NewTopic<'_>> = creations
             .iter()
             .map(|c| {
@@ -532,7 +535,7 @@ impl TopicSync {
             .collect();
         debug!("CreateTopics: {} topics in one request", new.len());
         let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
-        block_on(self.target.create_topics(&new, &opts)).map_err(|e| format!("CreateTopics request of {} topics: {e}", new.len()))
+        block_on(self.target.create_topics(&new, &opts)).map_err(|error| TopicSyncError::Request { request: "CreateTopics", topics: new.len(), error })
     }
 
     /// Says what became of a creation.
@@ -600,7 +603,7 @@ impl TopicSync {
             // (source topic, target topic, the target's whole new set, what changed)
             let mut changes: Vec<(&str, &str, BTreeMap<String, String>, String)> = Vec::new();
             for (topic, target_topic) in part.iter().zip(&targets) {
-                let missing = || Err("not asked".to_string());
+                let missing = || Err(TopicSyncError::NotAsked);
                 let (wanted, have) = match (source.remove(topic).unwrap_or_else(missing), target.remove(target_topic).unwrap_or_else(missing)) {
                     (Ok(w), Ok(t)) => (self.own_configs(w), t),
                     (Err(e), _) | (_, Err(e)) => {
@@ -725,7 +728,7 @@ impl TopicSync {
         for part in pairs.chunks(CHUNK) {
             let source = configs_of(&self.source, &part.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>());
             let target = configs_of(&self.target, &part.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>());
-            let num = |m: Option<&Result<Configs, String>>| m?.as_ref().ok()?.get("max.message.bytes")?.0.parse::<u64>().ok();
+            let num = |m: Option<&Result<Configs, TopicSyncError>>| m?.as_ref().ok()?.get("max.message.bytes")?.0.parse::<u64>().ok();
             for (topic, target_topic) in part {
                 if let (Some(s), Some(t)) = (num(source.get(topic)), num(target.get(target_topic))) {
                     if t < s {
@@ -758,7 +761,11 @@ impl TopicSync {
         let request = |part: &[(&str, String, usize, usize)]| {
             let new: Vec<NewPartitions<'_>> = part.iter().map(|(_, target_topic, _, n)| NewPartitions::new(target_topic, *n)).collect();
             debug!("CreatePartitions: {} topics in one request", new.len());
-            block_on(self.target.create_partitions(&new, &opts)).map_err(|e| format!("CreatePartitions request of {} topics: {e}", new.len()))
+            block_on(self.target.create_partitions(&new, &opts)).map_err(|error| TopicSyncError::Request {
+                request: "CreatePartitions",
+                topics: new.len(),
+                error,
+            })
         };
         in_chunks(
             &todo,
@@ -842,7 +849,7 @@ impl TargetTopics for TopicSync {
                     if !grow.is_empty() {
                         warn!("{} grown source topics: {e}; their target partitions are checked again at the next topic refresh", grow.len());
                     }
-                    target_unanswered = Some(e);
+                    target_unanswered = Some(e.to_string());
                 }
                 Ok(view) => {
                     let mut to_create = self.deleted_on_target(&view, topics);
@@ -909,7 +916,7 @@ mod tests {
     }
 
     /// Every topic created: each request answered topic by topic.
-    fn all_made(part: &[String]) -> Result<Vec<TopicResult>, String> {
+    fn all_made(part: &[String]) -> Result<Vec<TopicResult>, TopicSyncError> {
         Ok(part.iter().map(|t| Ok(t.clone())).collect())
     }
 
@@ -967,7 +974,11 @@ mod tests {
         );
         let by: HashMap<String, Outcome> = seen.into_iter().collect();
         assert_eq!(by["t0000"], Outcome::Done);
-        assert!(matches!(&by["t0001"], Outcome::Refused(e) if e.contains("Policy violation")), "refused for good, with the reason: {:?}", by["t0001"]);
+        assert!(
+            matches!(&by["t0001"], Outcome::Refused(e) if e.to_string().contains("Policy violation")),
+            "refused for good, with the reason: {:?}",
+            by["t0001"]
+        );
         assert!(matches!(by["t0002"], Outcome::Retry(_)), "a timeout is tried again: {:?}", by["t0002"]);
         assert!(matches!(by["t0003"], Outcome::Retry(_)), "no answer for it: tried again");
         assert_eq!(by["t0004"], Outcome::Already);
@@ -988,7 +999,7 @@ mod tests {
             |part| {
                 n += 1;
                 if n == 2 {
-                    Err("CreateTopics request of 100 topics: Local: Timed out".to_string())
+                    Err(TopicSyncError::Request { request: "CreateTopics", topics: 100, error: KafkaError::AdminOp(RDKafkaErrorCode::OperationTimedOut) })
                 } else {
                     all_made(part)
                 }
