@@ -4,8 +4,8 @@
 //! The control thread must not subscribe a source topic before its target
 //! topic is there (or the producer's first record would make the broker
 //! auto-create it with its own defaults); making and growing target topics
-//! is MirrorMaker 2's side work, which lives above the pipeline
-//! (`engine::mm2::topics`). So the pipeline says here what it needs, and the
+//! is MirrorMaker 2's side work, which lives above the pipeline (the
+//! engine's `mm2` part, `topics`). So the pipeline says here what it needs, and the
 //! engine hands each stream an implementation: the pipeline never imports
 //! the MM2 side.
 
