@@ -25,6 +25,7 @@ use crate::engine::pipeline::handoff::{lane, Bound, LaneRx, LaneTx, Outbox, WAIT
 use crate::engine::pipeline::offsets::OffsetTracker;
 use crate::engine::pipeline::producer::{DeliveryContext, TargetProducer};
 use crate::engine::pipeline::provenance::Provenance;
+use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
 use crate::engine::side_tasks::SideTasks;
@@ -247,7 +248,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 refresh_interval: env.shape.topic_refresh_interval,
                 target_meta: workers.meta.clone(),
                 leave_barrier: leave_barrier.clone(),
-                topic_sync: topic_sync.clone(),
+                topic_sync: topic_sync.clone().map(|s| -> Arc<dyn TargetTopics> { s }),
                 provenance: stamp.clone(),
                 syncs: syncs.clone(),
                 lag_interval: env.lag_interval,

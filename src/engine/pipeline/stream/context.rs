@@ -13,10 +13,10 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::mm2::offset_syncs::FlowSyncs;
-use crate::engine::mm2::topics::TopicSync;
 use crate::engine::pipeline::handoff::{Outbox, Outcome};
 use crate::engine::pipeline::offsets::{OffsetTracker, Tp};
 use crate::engine::pipeline::provenance::Provenance;
+use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::admin::MetaClient;
 use crate::kafka::commit::CommitQueue;
@@ -206,8 +206,9 @@ pub struct StreamSpec {
     /// everybody has committed, or a member's departure would start a
     /// rebalance that fails the others' final commits.
     pub leave_barrier: Arc<Barrier>,
-    /// Creates target topics like the source and adds partitions (`topics`).
-    pub topic_sync: Option<Arc<TopicSync>>,
+    /// Creates target topics like the source and adds partitions (the
+    /// engine's `mm2::topics`, seen through [`TargetTopics`]).
+    pub topic_sync: Option<Arc<dyn TargetTopics>>,
     /// Stamps records with their source cluster and skips those that came
     /// from the target (`provenance`).
     pub provenance: Option<Provenance>,

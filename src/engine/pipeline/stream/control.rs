@@ -20,7 +20,7 @@ use rdkafka::consumer::Consumer;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 
 use super::context::{log_names, SourceConsumer, StreamContext, StreamSpec, TpSet};
-use crate::engine::mm2::topics::{shortened, Reconciled};
+use super::topic_hook::{shortened, Reconciled};
 use crate::engine::pipeline::offsets::Tp;
 use crate::fxhash::{FxHashMap, FxHashSet};
 use crate::kafka::admin::{topic_counts, MetaClient};
@@ -229,9 +229,7 @@ impl Control {
             }
             None => {
                 let consumer = self.consumer.clone();
-                self.unless_stopped("the source's topics", move || {
-                    consumer.fetch_metadata(None, Duration::from_secs(10)).map(|md| topic_counts(&md)).map_err(|e| e.to_string())
-                })
+                self.unless_stopped("the source's topics", move || consumer.fetch_metadata(None, Duration::from_secs(10)).map(|md| topic_counts(&md)))
             }
         };
         let Some(listed) = listed else { return };

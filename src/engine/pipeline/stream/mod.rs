@@ -18,6 +18,7 @@
 
 pub mod context;
 pub mod control;
+pub mod topic_hook;
 
 use context::{apply, commit_until, worker_of};
 pub use context::{commit, create, log_names, SourceConsumer, StreamContext, StreamSpec};

@@ -1,0 +1,158 @@
+//! Topic configs: reading them ([`configs_of`], one DescribeConfigs per
+//! [`CHUNK`] topics), which of a source topic's own configs are copied
+//! ([`NOT_COPIED`], or MM2's `config.properties.exclude`), MirrorMaker 2's
+//! `sync.topic.configs`, and the max.message.bytes check of target topics
+//! that exist already. Only warnings come out of here: a topic whose
+//! configs cannot be read or written is mirrored all the same.
+
+use std::collections::{BTreeMap, HashMap};
+
+use log::{debug, info, warn};
+use rdkafka::admin::{AdminOptions, AlterConfig, ConfigSource, OwnedResourceSpecifier, ResourceSpecifier};
+use rdkafka::error::RDKafkaErrorCode;
+
+use super::error::TopicSyncError;
+use super::link::{Link, CHUNK, TIMEOUT};
+use crate::kafka::admin::{block_on, Admin};
+
+/// A topic's config entries: name -> (value, set on the topic itself).
+pub(super) type Configs = BTreeMap<String, (String, bool)>;
+
+/// Topic configs never copied: they name broker ids of the source cluster.
+const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"];
+
+/// Every config entry of each of `topics` on `admin`, with one
+/// DescribeConfigs per [`CHUNK`] topics. Every topic gets an entry: its
+/// configs, or why they could not be read.
+pub(super) fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Result<Configs, TopicSyncError>> {
+    let mut out = HashMap::with_capacity(topics.len());
+    for part in topics.chunks(CHUNK) {
+        let specs: Vec<ResourceSpecifier<'_>> = part.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+        debug!("DescribeConfigs: {} topics in one request", specs.len());
+        match block_on(admin.describe_configs(&specs, &AdminOptions::new().request_timeout(Some(TIMEOUT)))) {
+            Err(e) => out.extend(part.iter().map(|t| (t.to_string(), Err(TopicSyncError::Describe(e.clone()))))),
+            Ok(answers) => {
+                for resource in answers.into_iter().flatten() {
+                    let OwnedResourceSpecifier::Topic(name) = resource.specifier else { continue };
+                    // rdkafka 0.39 drops a resource's own error (not
+                    // authorised, unknown topic): it arrives with no
+                    // entries, while a topic always has some (defaults included).
+                    if resource.entries.is_empty() {
+                        out.insert(name, Err(TopicSyncError::NoEntries));
+                        continue;
+                    }
+                    let entries = resource
+                        .entries
+                        .into_iter()
+                        .filter(|e| !e.is_sensitive)
+                        .filter_map(|e| Some((e.name, (e.value?, e.source == ConfigSource::DynamicTopic))))
+                        .collect();
+                    out.insert(name, Ok(entries));
+                }
+                for t in part {
+                    out.entry(t.to_string()).or_insert(Err(TopicSyncError::DescribeNotNamed));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Link {
+    /// A source topic's own configs (from every entry of it), but those
+    /// never copied. MM2 mode leaves out what config.properties.exclude
+    /// names (MM2's own list covers the broker-id configs and min.insync.replicas).
+    pub(super) fn own_configs(&self, all: Configs) -> Vec<(String, String)> {
+        let excluded = |k: &str| match &self.remote {
+            Some(r) => r.config_exclude.matches(k),
+            None => NOT_COPIED.contains(&k),
+        };
+        all.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect()
+    }
+
+    /// MirrorMaker 2's `sync.topic.configs`: every mirrored topic (`topics`,
+    /// the source topics settled so far) gets its own source configs set
+    /// on its target topic where they differ. Compared
+    /// before anything is written, so a quiet run writes nothing; the
+    /// target's own overrides of other keys are sent along unchanged (the
+    /// admin call replaces a topic's whole set), so none is wiped. Per
+    /// [`CHUNK`] topics: one DescribeConfigs of each cluster and one
+    /// AlterConfigs for those that differ.
+    pub(super) fn sync_configs(&self, mut topics: Vec<String>) {
+        topics.sort();
+        for part in topics.chunks(CHUNK) {
+            let targets: Vec<String> = part.iter().map(|t| self.handler.target_topic(t).into_owned()).collect();
+            let mut source = configs_of(&self.source, &part.iter().map(String::as_str).collect::<Vec<_>>());
+            let mut target = configs_of(&self.target, &targets.iter().map(String::as_str).collect::<Vec<_>>());
+            // (source topic, target topic, the target's whole new set, what changed)
+            let mut changes: Vec<(&str, &str, BTreeMap<String, String>, String)> = Vec::new();
+            for (topic, target_topic) in part.iter().zip(&targets) {
+                let missing = || Err(TopicSyncError::NotAsked);
+                let (wanted, have) = match (source.remove(topic).unwrap_or_else(missing), target.remove(target_topic).unwrap_or_else(missing)) {
+                    (Ok(w), Ok(t)) => (self.own_configs(w), t),
+                    (Err(e), _) | (_, Err(e)) => {
+                        warn!("topic {target_topic}: configs not synced this time: {e}");
+                        continue;
+                    }
+                };
+                let changed: Vec<String> = wanted.iter().filter(|(k, v)| have.get(k).map(|(tv, _)| tv) != Some(v)).map(|(k, v)| format!("{k}={v}")).collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                let mut all: BTreeMap<String, String> = have.into_iter().filter(|(_, (_, own))| *own).map(|(k, (v, _))| (k, v)).collect();
+                all.extend(wanted);
+                changes.push((topic.as_str(), target_topic.as_str(), all, changed.join(", ")));
+            }
+            if changes.is_empty() {
+                continue;
+            }
+            let alters: Vec<AlterConfig<'_>> = changes
+                .iter()
+                .map(|(_, target_topic, all, _)| all.iter().fold(AlterConfig::new(ResourceSpecifier::Topic(target_topic)), |a, (k, v)| a.set(k, v)))
+                .collect();
+            debug!("AlterConfigs: {} topics in one request", alters.len());
+            let opts = AdminOptions::new().request_timeout(Some(TIMEOUT));
+            let answers = block_on(self.target.alter_configs(&alters, &opts));
+            let by_topic: HashMap<String, Result<(), RDKafkaErrorCode>> = match &answers {
+                Ok(list) => list
+                    .iter()
+                    .filter_map(|a| match a {
+                        Ok(OwnedResourceSpecifier::Topic(t)) => Some((t.clone(), Ok(()))),
+                        Err((OwnedResourceSpecifier::Topic(t), code)) => Some((t.clone(), Err(*code))),
+                        _ => None,
+                    })
+                    .collect(),
+                Err(_) => HashMap::new(),
+            };
+            for (topic, target_topic, _, shown) in &changes {
+                match (&answers, by_topic.get(*target_topic)) {
+                    (Err(e), _) => warn!("topic {target_topic}: cannot sync configs ({shown}): {e}"),
+                    (Ok(_), Some(Ok(()))) => info!("topic {target_topic}: configs synced from source topic {topic}: {shown}"),
+                    (Ok(_), Some(Err(code))) => warn!("topic {target_topic}: cannot sync configs ({shown}): {code}"),
+                    (Ok(_), None) => warn!("topic {target_topic}: cannot sync configs ({shown}): the answer did not name it"),
+                }
+            }
+        }
+    }
+
+    /// Warns about target topics whose max.message.bytes is below their
+    /// source topic's: one DescribeConfigs of each cluster per [`CHUNK`]
+    /// topics. Only warnings: a topic that cannot be described is skipped.
+    pub(super) fn compare_max_message_bytes(&self, pairs: &[(String, String)]) {
+        for part in pairs.chunks(CHUNK) {
+            let source = configs_of(&self.source, &part.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>());
+            let target = configs_of(&self.target, &part.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>());
+            let num = |m: Option<&Result<Configs, TopicSyncError>>| m?.as_ref().ok()?.get("max.message.bytes")?.0.parse::<u64>().ok();
+            for (topic, target_topic) in part {
+                if let (Some(s), Some(t)) = (num(source.get(topic)), num(target.get(target_topic))) {
+                    if t < s {
+                        warn!(
+                            "target topic {target_topic} has max.message.bytes {t}, smaller than source topic {topic}'s {s}: records larger than {t} bytes \
+                             are rejected by the target; raise max.message.bytes on the target topic to at least {s}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
