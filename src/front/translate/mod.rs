@@ -465,14 +465,12 @@ mod tests {
         assert!(c.get("session.timeout.msx").is_none());
     }
 
-
     #[test]
     fn secrets_are_redacted() {
         let p = producer("bootstrap.servers=h:1\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.password=hunter2\n");
         assert!(p.describe().iter().all(|l| !l.contains("hunter2")));
         assert!(p.describe().iter().any(|l| l.starts_with("sasl.password=[redacted]")));
     }
-
 
     #[test]
     fn every_emitted_setting_is_accepted_by_librdkafka() {

@@ -9,7 +9,6 @@ use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::conf::{accepts, Refusal};
 use crate::kafka::settings::{ClientSettings, Origin};
 
-
 pub(super) fn send_buffer_bytes(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
     socket_buffer(t, p, "socket.send.buffer.bytes")
 }
@@ -281,7 +280,6 @@ pub(super) fn compression_level(file: &PropertiesFile, s: &mut ClientSettings, l
         s.set("compression.level", v.to_string(), Origin::File { at: file.at(p), key: p.key.clone() });
     }
 }
-
 
 /// librdkafka's assignors for a Java list. An assignor librdkafka lacks
 /// (Java's eager StickyAssignor, a custom class) decides only which member
