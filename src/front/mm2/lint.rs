@@ -67,10 +67,10 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
     let providers = file.get("config.providers").is_some_and(|p| !java_trim(&p.value).is_empty());
     for p in &file.props {
         let at = format!("{}:{}", file.path.display(), p.line);
-        check_value(&at, p, providers, msgs)?;
+        check_value(file, &at, p, providers, msgs)?;
         let connector_key = match place(&p.key, aliases) {
             Place::Flow { source, target, rest } => {
-                flow_key(&at, p, source, target, rest, msgs)?;
+                flow_key(file, &at, p, source, target, rest, msgs)?;
                 rest
             }
             Place::Cluster { alias, rest } => {
@@ -78,7 +78,7 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
                 ""
             }
             Place::TopLevel => {
-                top_level_key(&at, p, aliases, msgs)?;
+                top_level_key(file, &at, p, aliases, msgs)?;
                 p.key.as_str()
             }
         };
@@ -94,22 +94,26 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
 }
 
 /// What a value says that its writer probably did not mean.
-fn check_value(at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
+fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
     if p.key.ends_with("bootstrap.servers") && p.value.contains(';') {
         let fixed = p.value.split(';').map(str::trim).collect::<Vec<_>>().join(",");
-        return Err(ConfigError(format!(
-            "{at}: {}='{}': bootstrap.servers is a comma-separated list, so Java reads this as one malformed address; write {}={fixed}",
-            p.key,
-            p.value.trim(),
-            p.key
-        )));
+        return Err(ConfigError::at(
+            file,
+            p,
+            format!("{}='{}': bootstrap.servers is a comma-separated list, so Java reads this as one malformed address", p.key, p.value.trim()),
+        )
+        .with_fix(format!("write {}={fixed}", p.key)));
     }
     if p.value.contains("${") && providers {
-        return Err(ConfigError(format!(
-            "{at}: {} uses a config provider reference ('${{...}}'); this mirror does not run Java config providers, so it would use the text as is. \
+        return Err(ConfigError::at(
+            file,
+            p,
+            format!(
+                "{} uses a config provider reference ('${{...}}'); this mirror does not run Java config providers, so it would use the text as is. \
              Put the value itself in the file (readable only by the mirror's user)",
-            p.key
-        )));
+                p.key
+            ),
+        ));
     }
     if let Some(i) = p.value.find([' ', '\t']).filter(|&i| p.value[i..].trim_start().starts_with('#')) {
         msgs.warn(format!(
@@ -122,14 +126,13 @@ fn check_value(at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> 
     Ok(())
 }
 
-fn top_level_key(at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
+fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
     match key {
         "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
-            return Err(ConfigError(format!(
-                "{at}: {key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value); remove the line"
-            )))
+            return Err(ConfigError::at(file, p, format!("{key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value)"))
+                .with_fix("remove the line"))
         }
         "enabled" => msgs.warn(format!(
             "{at}: enabled={} at top level applies to every pair of clusters that has a herder (with heartbeats on, all of them: a full mesh), \
@@ -228,7 +231,7 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
     }
 }
 
-fn flow_key(at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs: &mut Messages) -> Result<(), ConfigError> {
+fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = &p.key;
     if source == target {
         msgs.warn(format!("{at}: {key} is ignored: a cluster does not replicate into itself, and Java creates no flow {source}->{target}"));
@@ -236,10 +239,14 @@ fn flow_key(at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs
     }
     match rest {
         "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
-            return Err(ConfigError(format!(
-                "{at}: {key} would rename the flow's clusters inside Java's connectors (remote topic names, heartbeats); this mirror names them \
+            return Err(ConfigError::at(
+                file,
+                p,
+                format!(
+                    "{key} would rename the flow's clusters inside Java's connectors (remote topic names, heartbeats); this mirror names them \
                  by the aliases of clusters. Remove the line, or rename the alias in clusters"
-            )))
+                ),
+            ))
         }
         _ if is_connector_key(rest) || rest == USE_DEFAULTS_FROM.name || is_source_connector_key(rest) => {}
         _ if rest.starts_with("producer.override.") => {}

@@ -225,7 +225,7 @@ impl Messages {
 }
 
 pub fn load(path: &Path, clusters: &[String]) -> Result<Mm2Config, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|e| ConfigError(format!("cannot read MirrorMaker 2 properties file {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|e| ConfigError::new(format!("cannot read MirrorMaker 2 properties file {}: {e}", path.display())))?;
     parse(path, &bytes, clusters)
 }
 
@@ -251,24 +251,26 @@ pub fn parse(path: &Path, bytes: &[u8], clusters: &[String]) -> Result<Mm2Config
 /// `clusters`: required, a LIST; Java keeps a set, we keep the file's order.
 fn aliases(file: &PropertiesFile) -> Result<Vec<String>, ConfigError> {
     let Some(p) = file.get("clusters") else {
-        return Err(ConfigError(format!(
-            "{}: clusters is missing; Java requires it. Name the clusters and give each its brokers, e.g. 'clusters = A, B', \
+        return Err(ConfigError::in_file(
+            &file.path,
+            "clusters is missing; Java requires it. Name the clusters and give each its brokers, e.g. 'clusters = A, B', \
              'A.bootstrap.servers = a1:9092', 'B.bootstrap.servers = b1:9092', 'A->B.enabled = true'",
-            file.path.display()
-        )));
+        )
+        .with_key("clusters"));
     };
-    let at = file.at(p);
     let mut out: Vec<String> = Vec::new();
     for alias in parse_list(&p.value) {
         if alias.is_empty() {
-            return Err(ConfigError(format!("{at}: clusters='{}' has an empty alias (a doubled or trailing comma); remove it", java_trim(&p.value))));
+            return Err(
+                ConfigError::at(file, p, format!("clusters='{}' has an empty alias (a doubled or trailing comma)", java_trim(&p.value))).with_fix("remove it")
+            );
         }
         if alias.contains(['#', ' ', '\t']) {
             let hint = if alias.contains('#') { "; '#' starts a comment only at the beginning of a line, so move the comment to its own line" } else { "" };
-            return Err(ConfigError(format!("{at}: cluster alias '{alias}' contains a space or '#'{hint}")));
+            return Err(ConfigError::at(file, p, format!("cluster alias '{alias}' contains a space or '#'{hint}")));
         }
         if alias.contains("->") {
-            return Err(ConfigError(format!("{at}: cluster alias '{alias}' contains '->', which Java's flow keys (A->B.enabled) cannot tell apart")));
+            return Err(ConfigError::at(file, p, format!("cluster alias '{alias}' contains '->', which Java's flow keys (A->B.enabled) cannot tell apart")));
         }
         if !out.contains(&alias) {
             out.push(alias);
@@ -306,12 +308,11 @@ fn strict_boolean(file: &PropertiesFile, p: &Property) -> Result<(), ConfigError
     if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
         return Ok(());
     }
-    Err(ConfigError(format!(
-        "{}: {}='{}' must be true or false: Java reads anything else as false here and refuses it in the connectors",
-        file.at(p),
-        p.key,
-        p.value
-    )))
+    Err(ConfigError::at(
+        file,
+        p,
+        format!("{}='{}' must be true or false: Java reads anything else as false here and refuses it in the connectors", p.key, p.value),
+    ))
 }
 
 /// Java reads these raw in `clusterPairs()` but trimmed in the connectors:
@@ -361,21 +362,22 @@ fn restrict(
             only[0]
         )
     };
-    Err(ConfigError(format!("{}: no source->target replication flow to run: {why}", file.path.display())))
+    Err(ConfigError::in_file(&file.path, format!("no source->target replication flow to run: {why}")))
 }
 
 fn cluster(file: &PropertiesFile, alias: &str) -> Result<Cluster, ConfigError> {
     let props = assemble::cluster_props(file, alias);
     let Some(v) = props.get("bootstrap.servers") else {
-        return Err(ConfigError(format!(
-            "{}: {alias}.bootstrap.servers is missing; every cluster a flow uses needs its brokers: add '{alias}.bootstrap.servers = host:port'",
-            file.path.display()
-        )));
+        return Err(ConfigError::in_file(
+            &file.path,
+            format!("{alias}.bootstrap.servers is missing; every cluster a flow uses needs its brokers: add '{alias}.bootstrap.servers = host:port'"),
+        )
+        .with_key(format!("{alias}.bootstrap.servers")));
     };
     let list = parse_list(&v.value);
     let p = v.from.expect("bootstrap.servers comes from the file");
     if list.iter().all(String::is_empty) {
-        return Err(ConfigError(format!("{}: {} is empty; give the brokers as host:port,host:port", file.at(p), p.key)));
+        return Err(ConfigError::at(file, p, format!("{} is empty", p.key)).with_fix("give the brokers as host:port,host:port"));
     }
     Ok(Cluster { alias: alias.to_string(), bootstrap: list.join(","), line: p.line })
 }
@@ -389,16 +391,18 @@ fn check_topology(file: &PropertiesFile, clusters: &[Cluster], flows: &[Flow], m
     };
     for f in flows.iter().filter(|f| f.enabled) {
         if servers(&f.source) == servers(&f.target) {
-            return Err(ConfigError(format!(
-                "{}: {} and {} have the same bootstrap.servers: flow {} would replicate the cluster into itself, renaming topics again on \
+            return Err(ConfigError::in_file(
+                &file.path,
+                format!(
+                    "{} and {} have the same bootstrap.servers: flow {} would replicate the cluster into itself, renaming topics again on \
                  every pass ({}.{}.topic, ...). Point one alias at the other cluster",
-                file.path.display(),
-                f.source,
-                f.target,
-                f.name(),
-                f.source,
-                f.source
-            )));
+                    f.source,
+                    f.target,
+                    f.name(),
+                    f.source,
+                    f.source
+                ),
+            ));
         }
         let back = flows.iter().any(|b| b.enabled && b.source == f.target && b.target == f.source);
         if back && f.policy.kind == PolicyKind::Identity && f.source < f.target {
@@ -443,14 +447,13 @@ fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<
     ] {
         let default = keys::connector_def(key).and_then(|d| d.default).unwrap_or_default();
         if class != default {
-            return Err(ConfigError(format!(
-                "{}: {key}={class}: custom Java classes cannot be loaded here; remove the line to use {default}",
-                at_of(file, &cc, key)
-            )));
+            return Err(error_of(file, &cc, key, format!("{key}={class}: custom Java classes cannot be loaded here"))
+                .with_fix(format!("remove the line to use {default}")));
         }
     }
     let filter = |inc: &[String], exc: &[String], keys: [&str; 2]| {
-        NameFilter::new(inc, exc).map_err(|e| ConfigError(format!("{} / {}: {e}", at_of(file, &cc, keys[0]), at_of(file, &cc, keys[1]))))
+        // Two keys, each with its own place: the text names both.
+        NameFilter::new(inc, exc).map_err(|e| ConfigError::new(format!("{} / {}: {e}", at_of(file, &cc, keys[0]), at_of(file, &cc, keys[1]))).with_key(keys[0]))
     };
     let topics = filter(&settings.topics, &settings.topics_exclude, ["topics", "topics.exclude"])?;
     let groups = filter(&settings.groups, &settings.groups_exclude, ["groups", "groups.exclude"])?;
@@ -483,6 +486,14 @@ fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<
 }
 
 /// `file:line: key` of a connector key of the flow, or "default key".
+/// An error of `key` in a flow's connector config, placed as [`at_of`] places it.
+fn error_of(file: &PropertiesFile, cc: &Config<'_>, key: &str, problem: String) -> ConfigError {
+    match cc.get(key).and_then(|v| v.from) {
+        Some(p) => ConfigError::at(file, p, format!("{}: {problem}", p.key)),
+        None => ConfigError::in_file(&file.path, format!("default {key}: {problem}")).with_key(key),
+    }
+}
+
 fn at_of(file: &PropertiesFile, cc: &Config<'_>, key: &str) -> String {
     match cc.get(key).and_then(|v| v.from) {
         Some(p) => format!("{}: {}", file.at(p), p.key),
@@ -500,15 +511,15 @@ fn policy_of(
     source: &str,
     msgs: &mut Messages,
 ) -> Result<ReplicationPolicy, ConfigError> {
-    let kind = PolicyKind::from_class(class).map_err(|e| ConfigError(format!("{}: {e}", at_of(file, cc, "replication.policy.class"))))?;
+    let kind = PolicyKind::from_class(class).map_err(|e| error_of(file, cc, "replication.policy.class", e.to_string()))?;
     let sep = cc.get("replication.policy.separator");
     if let Some(p) = sep.and_then(|v| v.from) {
         if p.value.is_empty() {
-            return Err(ConfigError(format!(
-                "{}: {} is empty: remote topics would be named <alias><topic> and could not be told apart; write '.' (the default) or e.g. '_'",
-                file.at(p),
-                p.key
-            )));
+            return Err(ConfigError::at(
+                file,
+                p,
+                format!("{} is empty: remote topics would be named <alias><topic> and could not be told apart; write '.' (the default) or e.g. '_'", p.key),
+            ));
         }
         if java_trim(&p.value) != p.value {
             msgs.warn(format!(

@@ -95,7 +95,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         info!("{}: flows both ways with IdentityReplicationPolicy: records carry the provenance header, so none goes back where it came from", f.name());
     }
     let exclude = NameFilter::new(&f.settings.config_properties_exclude, &[])
-        .map_err(|e| ConfigError(format!("{}: config.properties.exclude: {e}", cfg.path.display())))?;
+        .map_err(|e| ConfigError::in_file(&cfg.path, format!("config.properties.exclude: {e}")).with_key("config.properties.exclude"))?;
     Ok(Flow {
         name: f.name(),
         source_origin: format!("cluster {} of {}", f.source, cfg.path.display()),

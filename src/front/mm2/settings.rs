@@ -143,8 +143,14 @@ impl<'c, 'a> Reader<'c, 'a> {
     }
 
     fn refuse(&self, v: &Option<Val<'_>>, key: &str, value: &str, why: &str) -> ConfigError {
-        let at = v.as_ref().map_or_else(|| format!("default {key}"), |v| self.at(v));
-        ConfigError(format!("{at}='{value}' {why}"))
+        match v.as_ref().and_then(|v| v.from) {
+            Some(p) => ConfigError::at_line(self.path, p.line, format!("{}='{value}' {why}", p.key)).with_key(p.key.clone()),
+            // Java's default, or a value the driver sets: no line says it.
+            None => {
+                let at = v.as_ref().map_or_else(|| format!("default {key}"), |v| self.at(v));
+                ConfigError::new(format!("{at}='{value}' {why}")).with_key(key)
+            }
+        }
     }
 
     fn def(key: &str) -> &'static KeyDef {

@@ -144,28 +144,30 @@ pub(super) fn check_combinations(s: &ClientSettings) -> Result<(), ConfigError> 
     if let (Some(t), Some(linger)) = (timeout, num("linger.ms").or_else(|| num("queue.buffering.max.ms"))) {
         if t > 0.0 && t <= linger {
             let k = if s.entries.contains_key("delivery.timeout.ms") { "delivery.timeout.ms" } else { "message.timeout.ms" };
-            return Err(ConfigError(format!("{} must be larger than {}: records would time out before they are sent", origin(k), origin("linger.ms"))));
+            // Two keys, each with its own place: the text names both.
+            return Err(
+                ConfigError::new(format!("{} must be larger than {}: records would time out before they are sent", origin(k), origin("linger.ms"))).with_key(k)
+            );
         }
     }
     if s.get("group.protocol").is_some_and(|g| g.eq_ignore_ascii_case("consumer")) {
         for k in ["session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"] {
             if let Some((_, Origin::File { .. })) = s.entries.get(k) {
-                return Err(ConfigError(format!(
-                    "{}: with group.protocol=consumer the broker decides this; remove the line (or use group.protocol=classic)",
-                    origin(k)
-                )));
+                return Err(ConfigError::new(format!("{}: with group.protocol=consumer the broker decides this", origin(k)))
+                    .with_key(k)
+                    .with_fix("remove the line (or use group.protocol=classic)"));
             }
         }
     }
     Ok(())
 }
+
 pub(super) fn consumer_defaults(file: &PropertiesFile, s: &mut ClientSettings) -> Result<(), ConfigError> {
     s.group_id = s.get("group.id").map(str::to_string);
     if s.group_id.is_none() {
-        return Err(ConfigError(format!(
-            "{}: group.id is missing; MirrorMaker needs a consumer group to commit its progress. Add e.g. 'group.id=mirror-maker'",
-            file.path.display()
-        )));
+        return Err(ConfigError::in_file(&file.path, "group.id is missing")
+            .with_key("group.id")
+            .with_fix("MirrorMaker needs a consumer group to commit its progress. Add e.g. 'group.id=mirror-maker'"));
     }
     if !s.entries.contains_key("auto.offset.reset") {
         s.notices.push(format!(

@@ -32,7 +32,7 @@ use rules::{did_you_mean, rule, Action};
 use special::compression_level;
 
 fn parse_long(file: &PropertiesFile, p: &Property) -> Result<i64, ConfigError> {
-    p.value.trim().parse::<i64>().map_err(|_| ConfigError(format!("{}: {}='{}' must be a whole number (base 10)", file.at(p), p.key, p.value)))
+    p.value.trim().parse::<i64>().map_err(|_| ConfigError::at(file, p, format!("{}='{}' must be a whole number (base 10)", p.key, p.value)))
 }
 
 /// librdkafka's allowed range for a numeric key, or None for keys that are
@@ -74,7 +74,7 @@ fn normalise_number(file: &PropertiesFile, p: &Property, key: &str, value: &str,
         Err(_) if v.parse::<f64>().is_ok_and(f64::is_finite) => return Ok(v.to_string()),
         // A name some numeric keys take (acks=all); librdkafka judges it.
         Err(_) if !v.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit()) => return Ok(v.to_string()),
-        Err(_) => return Err(ConfigError(format!("{}: {}='{}' must be a whole number written in base 10 (as Java reads it)", file.at(p), p.key, value))),
+        Err(_) => return Err(ConfigError::at(file, p, format!("{}='{}' must be a whole number written in base 10 (as Java reads it)", p.key, value))),
     };
     let clamped = (n as f64).clamp(lo, hi) as i64;
     if clamped != n {
@@ -98,7 +98,7 @@ fn parse_java_bool(file: &PropertiesFile, p: &Property) -> Result<bool, ConfigEr
     match p.value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(ConfigError(format!("{}: {}='{}' must be true or false", file.at(p), p.key, p.value))),
+        _ => Err(ConfigError::at(file, p, format!("{}='{}' must be true or false", p.key, p.value))),
     }
 }
 
@@ -139,7 +139,9 @@ fn bootstrap(file: &PropertiesFile, s: &ClientSettings) -> Result<String, Config
         None if s.zookeeper_connect.is_some() => Ok(String::new()),
         None => {
             let hint = if s.role == Role::Producer { " (a 0.8 producer file: metadata.broker.list)" } else { "" };
-            Err(ConfigError(format!("{}: bootstrap.servers is missing; add 'bootstrap.servers=host:port'{hint}", file.path.display())))
+            Err(ConfigError::in_file(&file.path, "bootstrap.servers is missing")
+                .with_key("bootstrap.servers")
+                .with_fix(format!("add 'bootstrap.servers=host:port'{hint}")))
         }
     }
 }
@@ -197,7 +199,7 @@ impl<'f> Translation<'f> {
             }
             Some(Action::Drop(why)) => self.s.notices.push(format!("{}: {} is not passed to librdkafka: {why}", file.at(p), p.key)),
             Some(Action::Warn(why)) => self.s.warnings.push(format!("{}: {} is ignored: {why}", file.at(p), p.key)),
-            Some(Action::Refuse(why)) => return Err(ConfigError(format!("{}: {}: {why}", file.at(p), p.key))),
+            Some(Action::Refuse(why)) => return Err(ConfigError::at(file, p, format!("{}: {why}", p.key))),
             Some(Action::Special(handle)) => return handle(self, p),
             None => return self.pass(p, key),
         }
@@ -213,7 +215,7 @@ impl<'f> Translation<'f> {
                 let hint = did_you_mean(key).map(|k| format!(" Did you mean '{k}'?")).unwrap_or_default();
                 self.s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it).{hint}", file.at(p), p.key));
             }
-            Err(Refusal::Invalid(msg)) => return Err(ConfigError(format!("{}: {}='{}' is not accepted: {msg}", file.at(p), p.key, shown(key, &p.value)))),
+            Err(Refusal::Invalid(msg)) => return Err(ConfigError::at(file, p, format!("{}='{}' is not accepted: {msg}", p.key, shown(key, &p.value)))),
         }
         Ok(())
     }
@@ -268,14 +270,17 @@ pub fn resolve_brokers(s: &mut ClientSettings) -> Result<(), ConfigError> {
             s.bootstrap = list;
             Ok(())
         }
-        Err(e) => Err(ConfigError(format!(
+        // `at` is already `file:line`, as the settings keep it.
+        Err(e) => Err(ConfigError::new(format!(
             "{at}: zookeeper.connect={connect}: cannot read the brokers from ZooKeeper: {e}. \
              This mirror talks to the brokers directly: add a line 'bootstrap.servers=<broker host:port,...>' to {} \
              (the brokers registered under /brokers/ids in that ZooKeeper)",
             s.path.display()
-        ))),
+        ))
+        .with_key("zookeeper.connect")),
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,19 +448,20 @@ mod tests {
     #[test]
     fn errors_name_file_line_and_key() {
         let e = translate(&file("bootstrap.servers=h:1\ngroup.id=g\nsession.timeout.ms=soon\n"), Role::Consumer).unwrap_err();
-        assert!(e.0.starts_with("test.properties:3: session.timeout.ms='soon'"), "{e}");
+        assert!(e.to_string().starts_with("test.properties:3: session.timeout.ms='soon'"), "{e}");
         let e = translate(&file("group.id=g\n"), Role::Consumer).unwrap_err();
-        assert!(e.0.contains("bootstrap.servers is missing"), "{e}");
+        assert!(e.to_string().contains("bootstrap.servers is missing"), "{e}");
+        assert_eq!((e.line, e.key.as_deref(), e.fix.as_deref()), (None, Some("bootstrap.servers"), Some("add 'bootstrap.servers=host:port'")));
         let e = translate(&file("bootstrap.servers=h:1\n"), Role::Consumer).unwrap_err();
-        assert!(e.0.contains("group.id is missing"), "{e}");
+        assert!(e.to_string().contains("group.id is missing"), "{e}");
         let e = translate(&file("bootstrap.servers=h:1\ntransactional.id=t\n"), Role::Producer).unwrap_err();
-        assert!(e.0.contains("test.properties:2: transactional.id"), "{e}");
+        assert!(e.to_string().contains("test.properties:2: transactional.id"), "{e}");
         // A ZooKeeper-era file: brokers come from ZooKeeper, and a dead one shows the line to add.
         let mut c = translate(&file("zookeeper.connect=127.0.0.1:1/kafka\ngroup.id=g\n"), Role::Consumer).unwrap();
         assert_eq!(c.zookeeper_connect, Some(("127.0.0.1:1/kafka".to_string(), "test.properties:1".to_string())));
         let e = resolve_brokers(&mut c).unwrap_err();
-        assert!(e.0.starts_with("test.properties:1: zookeeper.connect=127.0.0.1:1/kafka: cannot read the brokers"), "{e}");
-        assert!(e.0.contains("add a line 'bootstrap.servers=<broker host:port,...>' to test.properties"), "{e}");
+        assert!(e.to_string().starts_with("test.properties:1: zookeeper.connect=127.0.0.1:1/kafka: cannot read the brokers"), "{e}");
+        assert!(e.to_string().contains("add a line 'bootstrap.servers=<broker host:port,...>' to test.properties"), "{e}");
     }
 
     #[test]

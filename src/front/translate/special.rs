@@ -28,7 +28,7 @@ pub(super) fn client_dns_lookup(t: &mut Translation<'_>, p: &Property) -> Result
     // Java < 2.6 had `default`, which is today's use_all_dns_ips.
     let v = if p.value.eq_ignore_ascii_case("default") { "use_all_dns_ips".to_string() } else { p.value.to_ascii_lowercase() };
     if let Err(Refusal::Invalid(msg)) = accepts("client.dns.lookup", &v) {
-        return Err(ConfigError(format!("{}: client.dns.lookup='{}' is not accepted: {msg}", t.file.at(p), p.value)));
+        return Err(ConfigError::at(t.file, p, format!("client.dns.lookup='{}' is not accepted: {msg}", p.value)));
     }
     t.set(p, "client.dns.lookup", v);
     Ok(())
@@ -85,19 +85,22 @@ pub(super) fn auto_offset_reset(t: &mut Translation<'_>, p: &Property) -> Result
         "smallest" | "earliest" => "earliest",
         "largest" | "latest" => "latest",
         by if by.starts_with("by_duration:") => {
-            return Err(ConfigError(format!(
-                "{at}: auto.offset.reset={}: starting a new group at a point in time (Kafka 4.0) is not available here; \
+            return Err(ConfigError::at(
+                t.file,
+                p,
+                format!(
+                    "auto.offset.reset={}: starting a new group at a point in time (Kafka 4.0) is not available here; \
                  use earliest (mirror everything the source still has), or commit the group's offsets for that time first \
                  (kafka-consumer-groups.sh --reset-offsets --to-datetime) and keep earliest",
-                p.value
-            )))
+                    p.value
+                ),
+            ))
         }
         "none" => {
-            return Err(ConfigError(format!(
-                "{at}: auto.offset.reset=none stops on a partition with no committed offset; use earliest (mirror everything) or latest"
-            )))
+            return Err(ConfigError::at(t.file, p, "auto.offset.reset=none stops on a partition with no committed offset")
+                .with_fix("use earliest (mirror everything) or latest"))
         }
-        _ => return Err(ConfigError(format!("{at}: auto.offset.reset='{}' is not one of earliest, latest (or 0.8's smallest, largest)", p.value))),
+        _ => return Err(ConfigError::at(t.file, p, format!("auto.offset.reset='{}' is not one of earliest, latest (or 0.8's smallest, largest)", p.value))),
     };
     if v == "latest" {
         t.s.warnings.push(format!("{at}: auto.offset.reset=latest: records written to a partition before the group's first commit are not mirrored"));
@@ -122,14 +125,19 @@ pub(super) fn offsets_storage(t: &mut Translation<'_>, p: &Property) -> Result<(
             t.file.get("auto.offset.reset").map_or("earliest (mirror-maker default)", |r| r.value.as_str())
         )),
         "zookeeper" => {
-            return Err(ConfigError(format!(
-                "{at}: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible to Kafka-stored groups, so this mirror \
+            return Err(ConfigError::at(
+                t.file,
+                p,
+                "offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible to Kafka-stored groups, so this mirror \
                  would start from auto.offset.reset (records skipped with latest, mirrored again with earliest). Either move them to Kafka \
                  first (run the 0.8 consumer once with offsets.storage=kafka and dual.commit.enabled=true), then set offsets.storage=kafka; \
-                 or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss"
-            )))
+                 or accept starting from auto.offset.reset with --accept.zookeeper.offsets.loss",
+            ))
         }
-        _ => return Err(ConfigError(format!("{at}: offsets.storage='{}' is not kafka or zookeeper; remove the line (offsets are stored in Kafka)", p.value))),
+        _ => {
+            return Err(ConfigError::at(t.file, p, format!("offsets.storage='{}' is not kafka or zookeeper", p.value))
+                .with_fix("remove the line (offsets are stored in Kafka)"))
+        }
     }
     Ok(())
 }
@@ -186,11 +194,11 @@ pub(super) fn compression_codec(t: &mut Translation<'_>, p: &Property) -> Result
         "3" | "lz4" => "lz4",
         "4" | "zstd" => "zstd",
         _ => {
-            return Err(ConfigError(format!(
-                "{}: compression.codec='{}' is not a codec: 0 (none), 1 (gzip), 2 (snappy), 3 (lz4) or a name",
-                t.file.at(p),
-                p.value
-            )))
+            return Err(ConfigError::at(
+                t.file,
+                p,
+                format!("compression.codec='{}' is not a codec: 0 (none), 1 (gzip), 2 (snappy), 3 (lz4) or a name", p.value),
+            ))
         }
     };
     t.set(p, "compression.codec", v.to_string());
@@ -304,7 +312,7 @@ fn assignor(file: &PropertiesFile, p: &Property, warnings: &mut Vec<String>) -> 
         }
     }
     if out.is_empty() && dropped.is_empty() {
-        return Err(ConfigError(format!("{}: partition.assignment.strategy is empty", file.at(p))));
+        return Err(ConfigError::at(file, p, "partition.assignment.strategy is empty"));
     }
     // Java 3.x's default list [Range, CooperativeSticky] means "range until
     // everyone upgrades"; librdkafka refuses to mix eager and cooperative.
@@ -335,10 +343,13 @@ fn partitioner(file: &PropertiesFile, p: &Property) -> Result<&'static str, Conf
         "DefaultPartitioner" if class.starts_with("kafka.producer.") => Ok("random"),
         "DefaultPartitioner" => Ok("murmur2_random"),
         "UniformStickyPartitioner" | "RoundRobinPartitioner" => Ok("random"),
-        other => Err(ConfigError(format!(
-            "{}: partitioner.class {other}: Java partitioner classes cannot be loaded; remove the line for Java's key hashing (murmur2), \
-             or use --message.handler partition-preserving to keep source partitions",
-            file.at(p)
-        ))),
+        other => Err(ConfigError::at(
+            file,
+            p,
+            format!(
+                "partitioner.class {other}: Java partitioner classes cannot be loaded; remove the line for Java's key hashing (murmur2), \
+             or use --message.handler partition-preserving to keep source partitions"
+            ),
+        )),
     }
 }

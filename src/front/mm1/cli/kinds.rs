@@ -151,7 +151,7 @@ impl Opt<Refused> {
     pub(super) fn check(&self, m: &ArgMatches) -> Result<(), UsageError> {
         match self.given(m) {
             None => Ok(()),
-            Some(v) => Err(UsageError(format!("--{} {}", self.name, self.kind.why.replace("{value}", v)))),
+            Some(v) => Err(UsageError::of(self.name, format!("--{} {}", self.name, self.kind.why.replace("{value}", v)))),
         }
     }
 }
@@ -174,7 +174,7 @@ impl Kind for Files {
 
 impl<K> Opt<K> {
     pub(super) fn missing(&self, what: &str) -> UsageError {
-        UsageError(format!("missing required option --{} {} ({what})", self.name, self.value_name))
+        UsageError::of(self.name, format!("missing required option --{} {} ({what})", self.name, self.value_name))
     }
 }
 
@@ -256,11 +256,14 @@ impl Opt<Handler> {
         } else {
             ""
         };
-        Err(UsageError(format!(
+        Err(UsageError::of(
+            self.name,
+            format!(
             "--{} '{name}' is not a built-in handler.{hint}: {} (topic-rename takes --message.handler.args 'src:dst,src2:dst2', topic-prefix takes the prefix)",
             self.name,
             HANDLERS.join(", ")
-        )))
+        ),
+        ))
     }
 }
 
@@ -275,7 +278,7 @@ impl Opt<Count> {
             None => Ok(self.kind.default),
             Some(v) => match v.trim().parse::<usize>() {
                 Ok(n) if n >= 1 => Ok(n),
-                _ => Err(UsageError(format!("--{} '{v}' must be a whole number of at least 1", self.name))),
+                _ => Err(UsageError::of(self.name, format!("--{} '{v}' must be a whole number of at least 1", self.name))),
             },
         }
     }
@@ -295,7 +298,7 @@ pub(super) struct MillisIfGiven {
 
 impl<K> Opt<K> {
     pub(super) fn millis(&self, v: &str) -> Result<u64, UsageError> {
-        v.trim().parse::<u64>().map_err(|_| UsageError(format!("--{} '{v}' must be a whole number of milliseconds (0 or more)", self.name)))
+        v.trim().parse::<u64>().map_err(|_| UsageError::of(self.name, format!("--{} '{v}' must be a whole number of milliseconds (0 or more)", self.name)))
     }
 }
 
@@ -303,7 +306,7 @@ impl Opt<Millis> {
     pub(super) fn read(&self, m: &ArgMatches) -> Result<u64, UsageError> {
         let ms = self.given(m).map(|v| self.millis(v)).transpose()?.unwrap_or(self.kind.default);
         if ms < self.kind.min {
-            return Err(UsageError(format!("--{} must be at least {}", self.name, self.kind.min)));
+            return Err(UsageError::of(self.name, format!("--{} must be at least {}", self.name, self.kind.min)));
         }
         Ok(ms)
     }
@@ -328,7 +331,7 @@ impl Opt<Bool> {
         match v.trim().to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(UsageError(format!("--{} '{v}' is not a boolean; {}", self.name, self.kind.fix))),
+            _ => Err(UsageError::of(self.name, format!("--{} '{v}' is not a boolean; {}", self.name, self.kind.fix))),
         }
     }
 }
@@ -345,10 +348,10 @@ impl Opt<Rate> {
         let Some(v) = self.given(m) else { return Ok(None) };
         match v.trim().parse::<u64>() {
             Ok(n) if n >= 1 => Ok(Some(n)),
-            _ => Err(UsageError(format!(
-                "--{} '{v}' must be a whole number of {} per second, at least 1 (leave it out for no limit)",
-                self.name, self.kind.unit
-            ))),
+            _ => Err(UsageError::of(
+                self.name,
+                format!("--{} '{v}' must be a whole number of {} per second, at least 1 (leave it out for no limit)", self.name, self.kind.unit),
+            )),
         }
     }
 }
@@ -362,6 +365,6 @@ impl Opt<Port> {
     pub(super) fn read(&self, m: &ArgMatches) -> Result<Option<u16>, UsageError> {
         let Some(v) = self.given(m) else { return Ok(None) };
         let port = v.trim().parse::<u16>().ok().filter(|p| *p > 0);
-        port.map(Some).ok_or_else(|| UsageError(format!("--{} '{v}' must be a TCP port from 1 to 65535", self.name)))
+        port.map(Some).ok_or_else(|| UsageError::of(self.name, format!("--{} '{v}' must be a TCP port from 1 to 65535", self.name)))
     }
 }

@@ -226,13 +226,31 @@ pub struct Mm2Options {
     pub notices: Vec<String>,
 }
 
-/// A usage error: the message says what is wrong and what to write instead.
+/// A command line the mirror cannot run: the option at fault (when one
+/// is) and a message that says what is wrong and what to write instead.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UsageError(pub String);
+pub struct UsageError {
+    /// The option at fault, without dashes, when one is.
+    pub option: Option<String>,
+    /// What is wrong and the fix, naming the option as the user wrote it.
+    pub message: String,
+}
+
+impl UsageError {
+    /// An error of the command line as a whole (no option, an unknown one).
+    pub fn new(message: impl Into<String>) -> Self {
+        UsageError { option: None, message: message.into() }
+    }
+
+    /// An error of one option.
+    pub fn of(option: impl Into<String>, message: impl Into<String>) -> Self {
+        UsageError { option: Some(option.into()), message: message.into() }
+    }
+}
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\nRun 'mirror-maker --help' for every option.", self.0)
+        write!(f, "{}\nRun 'mirror-maker --help' for every option.", self.message)
     }
 }
 
@@ -241,11 +259,14 @@ impl std::error::Error for UsageError {}
 /// Parses the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if args.is_empty() {
-        return Err(UsageError(format!("missing required options --{} and --{}\n\n{}", CONSUMER_CONFIG.name, PRODUCER_CONFIG.name, command().render_usage())));
+        return Err(UsageError::of(
+            CONSUMER_CONFIG.name,
+            format!("missing required options --{} and --{}\n\n{}", CONSUMER_CONFIG.name, PRODUCER_CONFIG.name, command().render_usage()),
+        ));
     }
     let (args, mut notices) = normalise_args(args);
     let argv = std::iter::once(OsString::from("mirror-maker")).chain(args.iter().map(OsString::from));
-    let m = command().try_get_matches_from(argv).map_err(|e| UsageError(clap_message(&e)))?;
+    let m = command().try_get_matches_from(argv).map_err(|e| UsageError::new(clap_message(&e)))?;
 
     if let Some(answer) = answer_at_once(&m) {
         return Ok(answer);
@@ -335,10 +356,13 @@ fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Re
     if let Some(other) =
         m.ids().map(|id| id.as_str()).find(|id| *id != "stray" && !mm2_only.contains(id) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
     {
-        return Err(UsageError(format!(
-            "--{other} does not apply with --{}: the MirrorMaker 2 file sets clusters, topics and client settings itself; remove --{other}",
-            MM2_CONFIG.name
-        )));
+        return Err(UsageError::of(
+            other,
+            format!(
+                "--{other} does not apply with --{}: the MirrorMaker 2 file sets clusters, topics and client settings itself; remove --{other}",
+                MM2_CONFIG.name
+            ),
+        ));
     }
     Ok(Mm2Options {
         config,
@@ -362,13 +386,14 @@ fn topic_patterns(m: &ArgMatches, notices: &mut Vec<String>) -> Result<(Option<S
     };
     let exclude = BLACKLIST.read(m);
     if include.is_none() && exclude.is_none() {
-        return Err(UsageError(
-            "include list must be specified: add --whitelist REGEX (or --include REGEX), e.g. --whitelist '.*' to mirror every topic".into(),
+        return Err(UsageError::of(
+            INCLUDE.name,
+            "include list must be specified: add --whitelist REGEX (or --include REGEX), e.g. --whitelist '.*' to mirror every topic",
         ));
     }
     // Checked here, before any file is read, so a bad pattern is the first
     // thing reported; the real filter is built per source later.
-    crate::plan::filter::TopicFilter::new(include.as_deref(), exclude.as_deref(), true).map_err(|e| UsageError(e.to_string()))?;
+    crate::plan::filter::TopicFilter::new(include.as_deref(), exclude.as_deref(), true).map_err(|e| UsageError::of(INCLUDE.name, e.to_string()))?;
     Ok((include, exclude))
 }
 

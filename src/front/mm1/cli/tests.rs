@@ -48,7 +48,7 @@ fn defaults_match_mm1() {
     let o = run_with(&["--whitelist", ".*", "--metrics.port", "9404", "--metrics.bind", "0.0.0.0"]);
     assert_eq!((o.ops.metrics_port, o.ops.metrics_bind.as_str()), (Some(9404), "0.0.0.0"));
     let e = parse(&with(&["--whitelist", "x", "--metrics.port", "0"])).unwrap_err();
-    assert!(e.0.contains("--metrics.port '0'"), "{e}");
+    assert!(e.message.contains("--metrics.port '0'"), "{e}");
 }
 
 #[test]
@@ -111,30 +111,30 @@ fn blacklist_alone_or_with_include() {
 #[test]
 fn missing_filter_is_an_error_naming_the_option() {
     let e = parse(&args(BASE)).unwrap_err();
-    assert!(e.0.contains("include list must be specified") && e.0.contains("--whitelist"), "{e}");
+    assert!(e.message.contains("include list must be specified") && e.message.contains("--whitelist"), "{e}");
 }
 
 #[test]
 fn missing_required_files() {
     let e = parse(&args(&["--producer.config", "p", "--whitelist", "x"])).unwrap_err();
-    assert!(e.0.contains("--consumer.config"), "{e}");
+    assert!(e.message.contains("--consumer.config"), "{e}");
     let e = parse(&args(&["--consumer.config", "c", "--whitelist", "x"])).unwrap_err();
-    assert!(e.0.contains("--producer.config"), "{e}");
+    assert!(e.message.contains("--producer.config"), "{e}");
     let e = parse(&[]).unwrap_err();
-    assert!(e.0.contains("missing required options"), "{e}");
+    assert!(e.message.contains("missing required options"), "{e}");
 }
 
 #[test]
 fn numbers_are_validated() {
     for (opt, bad) in [("--num.streams", "0"), ("--num.producers", "x"), ("--queue.size", "-1"), ("--queue.byte.size", "0")] {
         let e = parse(&with(&["--whitelist", "x", opt, bad])).unwrap_err();
-        assert!(e.0.contains(opt), "{opt}: {e}");
+        assert!(e.message.contains(opt), "{opt}: {e}");
     }
     let o = run_with(&["--whitelist", "x", "--num.producers", "4", "--queue.size", "7", "--queue.byte.size", "65536", "--offset.commit.interval.ms", "250"]);
     assert_eq!((o.num_producers, o.queue_size, o.queue_byte_size, o.offset_commit_interval_ms), (4, 7, 65536, Some(250)));
     assert_eq!(run_with(&["--whitelist", "x"]).queue_byte_size, DEFAULT_QUEUE_BYTE_SIZE);
     let e = parse(&with(&["--whitelist", "x", "--offset.commit.interval.ms", "soon"])).unwrap_err();
-    assert!(e.0.contains("--offset.commit.interval.ms"), "{e}");
+    assert!(e.message.contains("--offset.commit.interval.ms"), "{e}");
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn abort_on_send_failure_is_scala_to_boolean() {
     assert!(!run_with(&["--whitelist", "x", "--abort.on.send.failure", "FALSE"]).abort_on_send_failure);
     assert!(run_with(&["--whitelist", "x", "--abort.on.send.failure", "True"]).abort_on_send_failure);
     let e = parse(&with(&["--whitelist", "x", "--abort.on.send.failure", "yes"])).unwrap_err();
-    assert!(e.0.contains("--abort.on.send.failure 'yes'"), "{e}");
+    assert!(e.message.contains("--abort.on.send.failure 'yes'"), "{e}");
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn handlers() {
     let o = run_with(&["--whitelist", "x", "--message.handler", "topic-prefix", "--message.handler.args", "dr."]);
     assert_eq!(o.handler, HandlerSpec { name: "topic-prefix".into(), args: Some("dr.".into()) });
     let e = parse(&with(&["--whitelist", "x", "--message.handler", "com.example.MyHandler"])).unwrap_err();
-    assert!(e.0.contains("Java handler classes cannot be loaded") && e.0.contains("topic-rename"), "{e}");
+    assert!(e.message.contains("Java handler classes cannot be loaded") && e.message.contains("topic-rename"), "{e}");
 }
 
 #[test]
@@ -184,19 +184,19 @@ fn beyond_mm1_options() {
         }
     );
     let e = parse(&with(&["--whitelist", "x", "--create.topics", "no"])).unwrap_err();
-    assert!(e.0.contains("--create.topics 'no'"), "{e}");
+    assert!(e.message.contains("--create.topics 'no'"), "{e}");
     let e = parse(&with(&["--whitelist", "x", "--throttle.bytes.per.sec", "0"])).unwrap_err();
-    assert!(e.0.contains("--throttle.bytes.per.sec '0'"), "{e}");
+    assert!(e.message.contains("--throttle.bytes.per.sec '0'"), "{e}");
     let e = parse(&with(&["--whitelist", "x", "--throttle.records.per.sec", "1k"])).unwrap_err();
-    assert!(e.0.contains("--throttle.records.per.sec '1k'"), "{e}");
+    assert!(e.message.contains("--throttle.records.per.sec '1k'"), "{e}");
 }
 
 #[test]
 fn rebalance_listener_is_a_clear_error() {
     let e = parse(&with(&["--whitelist", "x", "--consumer.rebalance.listener", "com.x.L"])).unwrap_err();
-    assert!(e.0.contains("--consumer.rebalance.listener com.x.L") && e.0.contains("cannot be loaded"), "{e}");
+    assert!(e.message.contains("--consumer.rebalance.listener com.x.L") && e.message.contains("cannot be loaded"), "{e}");
     let e = parse(&with(&["--whitelist", "x", "--rebalance.listener.args", "a"])).unwrap_err();
-    assert!(e.0.contains("--rebalance.listener.args"), "{e}");
+    assert!(e.message.contains("--rebalance.listener.args"), "{e}");
 }
 
 #[test]
@@ -208,9 +208,9 @@ fn no_op_flags_are_noticed() {
 #[test]
 fn unknown_and_abbreviated_options_are_errors() {
     let e = parse(&with(&["--whitel", "x"])).unwrap_err();
-    assert!(e.0.contains("--whitel"), "{e}");
+    assert!(e.message.contains("--whitel"), "{e}");
     let e = parse(&with(&["--whitelist", "x", "--bogus", "1"])).unwrap_err();
-    assert!(e.0.contains("--bogus"), "{e}");
+    assert!(e.message.contains("--bogus"), "{e}");
 }
 
 #[test]
@@ -255,4 +255,13 @@ fn spellings_mm1_accepted() {
     assert_eq!(spelling("-whitelist=x"), Spelling::Joptsimple("--whitelist=x".into()));
     assert_eq!(spelling("---new.consumer"), Spelling::Joptsimple("--new.consumer".into()));
     assert_eq!(spelling("\u{2013}whitelist"), Spelling::Typographic("--whitelist".into()));
+}
+
+#[test]
+fn usage_errors_name_their_option() {
+    let e = parse(&with(&["--whitelist", ".*", "--num.streams", "0"])).unwrap_err();
+    assert_eq!(e.option.as_deref(), Some("num.streams"));
+    assert!(e.to_string().ends_with("\nRun 'mirror-maker --help' for every option."), "{e}");
+    let e = parse(&args(&["--consumer.config", "c.properties", "--producer.config", "p.properties"])).unwrap_err();
+    assert_eq!(e.option.as_deref(), Some("include"), "{e}");
 }

@@ -43,8 +43,9 @@ fn at(file: &PropertiesFile, p: &Property) -> String {
     format!("{}:{}", file.path.display(), p.line)
 }
 
+/// The error of one line: its place, its key, then what is wrong.
 fn err(file: &PropertiesFile, p: &Property, msg: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("{}: {}: {msg}", at(file, p), p.key))
+    ConfigError::at(file, p, format!("{}: {msg}", p.key))
 }
 
 fn set(s: &mut ClientSettings, file: &PropertiesFile, p: &Property, key: &str, value: impl Into<String>) {
@@ -143,7 +144,7 @@ fn one_key(file: &PropertiesFile, s: &mut ClientSettings, p: &Property) -> Resul
                 set(s, file, p, key, "none");
             }
             v @ ("https" | "none") => set(s, file, p, key, v),
-            _ => return Err(err(file, p, format!("'{}' is not supported; use https (check the host name) or an empty value (don't)", p.value))),
+            _ => return Err(err(file, p, format!("'{}' is not supported", p.value)).with_fix("use https (check the host name) or an empty value (don't)")),
         },
         "ssl.cipher.suites" => cipher_suites(file, s, p)?,
         "ssl.protocol" | "ssl.enabled.protocols" => s.warnings.push(format!(

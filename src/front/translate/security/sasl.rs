@@ -80,11 +80,13 @@ pub(super) fn sasl<'a>(
         ));
     }
     if sasl_protocol && effective == "GSSAPI" {
-        let what = match mech_p {
-            Some(p) => format!("{}:{}: sasl.mechanism=GSSAPI", file.path.display(), p.line),
-            None => format!("{}: security.protocol is SASL_* and sasl.mechanism is not set (Java's default is GSSAPI)", file.path.display()),
-        };
-        return Err(ConfigError(format!("{what}: {NO_GSSAPI}")));
+        return Err(match mech_p {
+            Some(p) => ConfigError::at_line(&file.path, p.line, format!("sasl.mechanism=GSSAPI: {NO_GSSAPI}")).with_key(p.key.clone()),
+            None => {
+                ConfigError::in_file(&file.path, format!("security.protocol is SASL_* and sasl.mechanism is not set (Java's default is GSSAPI): {NO_GSSAPI}"))
+                    .with_key("sasl.mechanism")
+            }
+        });
     }
     Ok(())
 }

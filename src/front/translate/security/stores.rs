@@ -13,7 +13,7 @@ use crate::kafka::settings::ClientSettings;
 
 /// What a store file really is, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
+enum StoreKind {
     Jks,
     Jceks,
     Pkcs12,
@@ -21,7 +21,7 @@ pub enum StoreKind {
     Unknown,
 }
 
-pub fn sniff(bytes: &[u8]) -> StoreKind {
+fn sniff(bytes: &[u8]) -> StoreKind {
     match bytes {
         [0xFE, 0xED, 0xFE, 0xED, ..] => StoreKind::Jks,
         [0xCE, 0xCE, 0xCE, 0xCE, ..] => StoreKind::Jceks,
@@ -76,7 +76,7 @@ fn read_store(file: &PropertiesFile, p: &Property) -> Result<(PathBuf, Vec<u8>),
 /// PEM text as OpenSSL wants it. Java accepts PEM with its line breaks
 /// written as `\n` escapes or lost to continuation lines; each block is
 /// rebuilt with 64-character lines.
-pub fn normalize_pem(text: &str) -> Result<String, String> {
+fn normalize_pem(text: &str) -> Result<String, String> {
     let text = text.replace("\\n", "\n").replace("\\r", "");
     let re = regex::Regex::new(r"(?s)-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END ([A-Z0-9 ]+)-----").expect("valid regex");
     let mut out = String::new();
