@@ -8,8 +8,14 @@
 
 use super::keys::{
     dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, worker_def,
-    DRIVER_KEYS, USE_DEFAULTS_FROM, WORKER_KEYS,
+    BOOTSTRAP_SERVERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, EXACTLY_ONCE_SOURCE_SUPPORT, LISTENERS,
+    NAME, PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
 };
+
+/// The keys that name a flow's connector or its clusters, which the driver sets per flow.
+fn names_the_flow(key: &str) -> bool {
+    [NAME, CONNECTOR_CLASS, SOURCE_CLUSTER_ALIAS.name, TARGET_CLUSTER_ALIAS.name].contains(&key)
+}
 use super::raw::java_trim;
 use super::Messages;
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
@@ -64,7 +70,7 @@ fn is_top_level_known(key: &str) -> bool {
 
 /// Judges every line; errors stop the start, the rest goes to `msgs`.
 pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
-    let providers = file.get("config.providers").is_some_and(|p| !java_trim(&p.value).is_empty());
+    let providers = file.get(CONFIG_PROVIDERS).is_some_and(|p| !java_trim(&p.value).is_empty());
     for p in &file.props {
         let at = format!("{}:{}", file.path.display(), p.line);
         check_value(file, &at, p, providers, msgs)?;
@@ -82,7 +88,7 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
                 p.key.as_str()
             }
         };
-        if connector_key == "transforms" && !java_trim(&p.value).is_empty() {
+        if connector_key == TRANSFORMS && !java_trim(&p.value).is_empty() {
             msgs.warn(format!(
                 "{at}: {}={}: Connect transforms (SMTs) are Java classes this mirror does not run; records are copied unchanged",
                 p.key,
@@ -95,7 +101,7 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
 
 /// What a value says that its writer probably did not mean.
 fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
-    if p.key.ends_with("bootstrap.servers") && p.value.contains(';') {
+    if p.key.ends_with(BOOTSTRAP_SERVERS) && p.value.contains(';') {
         let fixed = p.value.split(';').map(str::trim).collect::<Vec<_>>().join(",");
         return Err(ConfigError::at(
             file,
@@ -130,16 +136,16 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
     match key {
-        "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
+        _ if names_the_flow(key) => {
             return Err(ConfigError::at(file, p, format!("{key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value)"))
                 .with_fix("remove the line"))
         }
-        "enabled" => msgs.warn(format!(
+        _ if key == ENABLED.name => msgs.warn(format!(
             "{at}: enabled={} at top level applies to every pair of clusters that has a herder (with heartbeats on, all of them: a full mesh), \
              as in Java; to turn on one flow write <source>-><target>.enabled = true",
             java_trim(&p.value)
         )),
-        "dedicated.mode.enable.internal.rest" | "listeners" => msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none")),
+        DEDICATED_MODE_ENABLE_INTERNAL_REST | LISTENERS => msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none")),
         _ if is_top_level_known(key) => {}
         _ if key == USE_DEFAULTS_FROM.name || is_source_connector_key(key) => msgs.warn(format!(
             "{at}: {key} is ignored at top level: Java keeps only keys of the MirrorMaker connectors' ConfigDefs there; write <source>-><target>.{key} for each flow"
@@ -203,7 +209,7 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
         return;
     }
     if is_worker_key(rest) {
-        if rest == "exactly.once.source.support" {
+        if rest == EXACTLY_ONCE_SOURCE_SUPPORT.name {
             return msgs.warn(format!(
                 "{at}: {key}: this mirror does not write transactions; records are delivered at least once (idempotent producer, no loss, \
                  possible duplicates after a crash)"
@@ -238,7 +244,7 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
         return Ok(());
     }
     match rest {
-        "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
+        _ if names_the_flow(rest) => {
             return Err(ConfigError::at(
                 file,
                 p,
@@ -257,7 +263,7 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
             &rest[9..]
         )),
         _ if is_role_prefixed(rest) || rest.starts_with("source.") || rest.starts_with("target.") => {}
-        _ if ["transforms", "predicates", "errors.", "config.providers"].iter().any(|x| rest.starts_with(x)) => {}
+        _ if [TRANSFORMS, PREDICATES, "errors.", CONFIG_PROVIDERS].iter().any(|x| rest.starts_with(x)) => {}
         _ => match dead_key(rest) {
             Some(dead) => msgs.warn(format!("{at}: {key} does nothing: {dead}")),
             None => {
