@@ -175,7 +175,7 @@ fn demo_options(source: &Mock, target: &Mock) -> Result<Options, String> {
 /// Returns how long the mirroring took and the run's metrics.
 fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, Arc<Metrics>), String> {
     let total: usize = TOPICS.iter().filter(|t| t.0 != "demo.tmp").map(|t| t.3).sum();
-    let plan = mirror_plan(&options).map_err(|err| err.0)?;
+    let plan = mirror_plan(&options).map_err(|err| err.to_string())?;
     let shutdown = Shutdown::new(Duration::from_secs(30));
     let metrics = Arc::new(Metrics::default());
     let started = Instant::now();

@@ -126,7 +126,7 @@ fn lock_pid_file(path: Option<&std::path::Path>, notices: &[String], logging_to_
 
 /// Runs a plan to the end; anything wrong before the first record is exit 1.
 fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<Arc<LogFile>>) -> ExitStatus {
-    match plan.map_err(|e| engine::StartError(e.0)).and_then(|plan| engine::run(plan, log_file, exit)) {
+    match plan.map_err(|e| engine::StartError(e.to_string())).and_then(|plan| engine::run(plan, log_file, exit)) {
         Ok(code) => code,
         Err(e) => {
             log::error!("Exception when starting mirror maker: {e}");

@@ -24,7 +24,7 @@ fn parse(text: &str) -> properties::PropertiesFile {
 }
 
 fn translate(role: Role, text: &str) -> Result<ClientSettings, String> {
-    translate::translate(&parse(text), role).map_err(|e| e.0)
+    translate::translate(&parse(text), role).map_err(|e| e.to_string())
 }
 
 fn sample(name: &str, role: Role) -> ClientSettings {
@@ -320,7 +320,7 @@ fn combinations_librdkafka_would_refuse_are_explained() {
 #[test]
 fn zookeeper_offsets_need_the_option() {
     let f = parse("bootstrap.servers=h:1\ngroup.id=g\noffsets.storage=zookeeper\nauto.offset.reset=largest\n");
-    let e = translate::translate(&f, Role::Consumer).unwrap_err().0;
+    let e = translate::translate(&f, Role::Consumer).unwrap_err().to_string();
     assert!(e.starts_with("t.properties:3: offsets.storage=zookeeper: the group's offsets kept in ZooKeeper are invisible"), "{e}");
     assert!(e.contains("--accept.zookeeper.offsets.loss"), "{e}");
     let s = translate::translate_with(&f, Role::Consumer, TranslateOptions { accept_zookeeper_offsets_loss: true }).unwrap();

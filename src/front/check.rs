@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaResult;
 use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, Producer};
 
@@ -73,7 +74,7 @@ struct Cluster {
     metadata: Option<Metadata>,
 }
 
-fn describe_cluster(r: &mut Report, what: &str, bootstrap: &str, id: Option<String>, md: Result<Metadata, String>) -> Cluster {
+fn describe_cluster(r: &mut Report, what: &str, bootstrap: &str, id: Option<String>, md: KafkaResult<Metadata>) -> Cluster {
     match md {
         Ok(md) => {
             r.line(format!(
@@ -111,7 +112,7 @@ pub fn report(options: &Options) -> (String, ExitStatus) {
     let handler = match Handler::from_spec(&options.handler) {
         Ok(h) => Some(h),
         Err(e) => {
-            r.problem(e.0);
+            r.problem(e.to_string());
             None
         }
     };
@@ -135,11 +136,11 @@ fn check_checkpoints(r: &mut Report, options: &Options, handler: &Handler) {
     let aliases = match mm1::source_aliases(c, options.consumer_configs.len(), handler) {
         Ok(Some(a)) => a,
         Ok(None) => return,
-        Err(e) => return r.problem(e.0),
+        Err(e) => return r.problem(e.to_string()),
     };
     let groups = match mm1::checkpoint_groups(c) {
         Ok(g) => g,
-        Err(e) => return r.problem(e.0),
+        Err(e) => return r.problem(e.to_string()),
     };
     for (path, alias) in options.consumer_configs.iter().zip(&aliases) {
         let (syncs, checkpoints) = mm1::checkpoint_topic_names(alias);
@@ -161,7 +162,7 @@ fn check_target(r: &mut Report, options: &Options, topts: settings::TranslateOpt
     let target = match properties::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
         Ok(s) => Some(s),
         Err(e) => {
-            r.problem(e.0);
+            r.problem(e.to_string());
             None
         }
     };
@@ -170,7 +171,7 @@ fn check_target(r: &mut Report, options: &Options, topts: settings::TranslateOpt
         r.settings(t);
         match t.client_config().create::<BaseProducer>() {
             Ok(p) => {
-                let md = p.client().fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string());
+                let md = p.client().fetch_metadata(None, TIMEOUT);
                 let id = md.as_ref().ok().and_then(|_| p.client().fetch_cluster_id(TIMEOUT));
                 target_cluster = describe_cluster(r, "target cluster", &t.bootstrap, id, md);
             }
@@ -202,7 +203,7 @@ fn check_source(
     let s = match settings {
         Ok(s) => s,
         Err(e) => {
-            r.problem(e.0);
+            r.problem(e.to_string());
             return;
         }
     };
@@ -217,7 +218,7 @@ fn check_source(
             return;
         }
     };
-    let md = consumer.fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string());
+    let md = consumer.fetch_metadata(None, TIMEOUT);
     let id = md.as_ref().ok().and_then(|_| consumer.client().fetch_cluster_id(TIMEOUT));
     let source = describe_cluster(r, "source cluster", &s.bootstrap, id, md);
     if let (Some(sid), Some(tid), Some(h)) = (&source.id, &target_cluster.id, handler) {

@@ -121,7 +121,7 @@ impl fmt::Display for FailoverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FailoverError::Usage(e) => write!(f, "{e}"),
-            FailoverError::Config(e) => write!(f, "{}", e.0),
+            FailoverError::Config(e) => write!(f, "{e}"),
             FailoverError::Kafka { what, error } => write!(f, "{what}: {error}"),
             FailoverError::NoTopic { topic, cluster } => {
                 write!(f, "topic {topic} does not exist on {cluster}, so no checkpoint was ever written there; {CHECK}")

@@ -20,19 +20,86 @@ pub struct PropertiesFile {
     pub props: Vec<Property>,
 }
 
+/// A configuration the mirror refuses to start with: where it is (file,
+/// line), which key, what is wrong and what to write instead. Displayed as
+/// `file:line: problem; fix`, the text users and tests read; a problem that
+/// is at no one place (the command line, two keys at once) names its places
+/// itself.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError(pub String);
+pub struct ConfigError {
+    /// The file at fault, when one is.
+    pub file: Option<PathBuf>,
+    /// The line at fault, when one is; 0 for a value MirrorMaker 2 sets
+    /// itself, on no line of the file.
+    pub line: Option<usize>,
+    /// The key at fault, when one is (the text names it as the user wrote it).
+    pub key: Option<String>,
+    /// What is wrong, with the key and value as written.
+    pub problem: String,
+    /// What to do instead, when the message says so after a `; `.
+    pub fix: Option<String>,
+}
+
+impl ConfigError {
+    /// A problem at no one place in a file; its text says where.
+    pub fn new(problem: impl Into<String>) -> Self {
+        ConfigError { file: None, line: None, key: None, problem: problem.into(), fix: None }
+    }
+
+    /// A problem of a whole file (a key it lacks, a file it cannot read).
+    pub fn in_file(path: &Path, problem: impl Into<String>) -> Self {
+        ConfigError { file: Some(path.to_path_buf()), ..ConfigError::new(problem) }
+    }
+
+    /// A problem of one line of a file; the key is the line's.
+    pub fn at(file: &PropertiesFile, p: &Property, problem: impl Into<String>) -> Self {
+        ConfigError { file: Some(file.path.clone()), line: Some(p.line), key: Some(p.key.clone()), ..ConfigError::new(problem) }
+    }
+
+    /// A problem of line `line` of `path` (a line no [`Property`] holds).
+    pub fn at_line(path: &Path, line: usize, problem: impl Into<String>) -> Self {
+        ConfigError { file: Some(path.to_path_buf()), line: Some(line), ..ConfigError::new(problem) }
+    }
+
+    /// The key at fault, when the place does not say it.
+    pub fn with_key(self, key: impl Into<String>) -> Self {
+        ConfigError { key: Some(key.into()), ..self }
+    }
+
+    /// What to write instead, shown after the problem and `; `.
+    pub fn with_fix(self, fix: impl Into<String>) -> Self {
+        ConfigError { fix: Some(fix.into()), ..self }
+    }
+}
+
+/// `file:line` as messages show it; line 0 is a front-end's own addition
+/// (MirrorMaker 2's defaults), on no line of the file.
+fn place(path: &Path, line: Option<usize>) -> String {
+    match line {
+        None => path.display().to_string(),
+        Some(0) => format!("{} (not in the file: set as MirrorMaker 2 sets it)", path.display()),
+        Some(line) => format!("{}:{line}", path.display()),
+    }
+}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        if let Some(path) = &self.file {
+            write!(f, "{}: ", place(path, self.line))?;
+        }
+        f.write_str(&self.problem)?;
+        match &self.fix {
+            Some(fix) => write!(f, "; {fix}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl std::error::Error for ConfigError {}
 
 pub fn load(path: &Path) -> Result<PropertiesFile, ConfigError> {
-    let text = std::fs::read(path).map_err(|e| ConfigError(format!("cannot read properties file {}: {e}", path.display())))?;
+    // The path leads the sentence here, so it is no `file: ` place.
+    let text = std::fs::read(path).map_err(|e| ConfigError::new(format!("cannot read properties file {}: {e}", path.display())))?;
     parse(path, &text)
 }
 
@@ -113,14 +180,13 @@ pub(crate) fn reader(input: &[u8]) -> java_properties::PropertiesIter<&[u8]> {
 /// A reader's error as a message naming file:line. The only `\uXXXX`
 /// that is no character, once pairs are joined, is a lone surrogate.
 pub(crate) fn refusal(path: &Path, e: &java_properties::PropertiesError) -> ConfigError {
-    let at = e.line_number().map_or_else(|| path.display().to_string(), |l| format!("{}:{l}", path.display()));
+    let at = |problem: String| ConfigError { file: Some(path.to_path_buf()), line: e.line_number(), ..ConfigError::new(problem) };
     if e.to_string().contains("invalid character") {
-        return ConfigError(format!(
-            "{at}: a \\uXXXX escape of half a UTF-16 surrogate pair (D800-DFFF) without its other half next to it. Java would keep a broken \
+        return at("a \\uXXXX escape of half a UTF-16 surrogate pair (D800-DFFF) without its other half next to it. Java would keep a broken \
              character there; write the whole pair, high half then low half with nothing between (e.g. \\uD83D\\uDE00 for U+1F600), on one line"
-        ));
+            .to_string());
     }
-    ConfigError(format!("{at}: not a valid properties file: {e}"))
+    at(format!("not a valid properties file: {e}"))
 }
 
 /// Java's `loadConvert` makes one UTF-16 unit of each `\uXXXX`, so the
@@ -203,11 +269,7 @@ impl PropertiesFile {
 
     /// `file:line` of one of its properties, for messages.
     pub fn at(&self, p: &Property) -> String {
-        match p.line {
-            // A front-end's own addition (MirrorMaker 2's defaults), on no line of the file.
-            0 => format!("{} (not in the file: set as MirrorMaker 2 sets it)", self.path.display()),
-            line => format!("{}:{line}", self.path.display()),
-        }
+        place(&self.path, Some(p.line))
     }
 }
 
@@ -221,6 +283,19 @@ mod tests {
     }
 
     #[test]
+    fn a_config_error_shows_its_place_problem_and_fix() {
+        let file = parse(Path::new("c.properties"), b"a=1\nk=v\n").unwrap();
+        let p = file.get("k").unwrap();
+        let e = ConfigError::at(&file, p, "k='v' is wrong").with_fix("write w");
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("k")));
+        assert_eq!(e.to_string(), "c.properties:2: k='v' is wrong; write w");
+        let default = Property { key: "k".into(), value: "v".into(), line: 0 };
+        assert_eq!(ConfigError::at(&file, &default, "bad").to_string(), "c.properties (not in the file: set as MirrorMaker 2 sets it): bad");
+        assert_eq!(ConfigError::in_file(Path::new("c.properties"), "group.id is missing").to_string(), "c.properties: group.id is missing");
+        assert_eq!(ConfigError::new("--x: bad").with_key("--x").to_string(), "--x: bad");
+    }
+
+    #[test]
     fn a_surrogate_pair_escape_is_the_character_java_reads() {
         assert_eq!(value("k=a\\uD83D\\uDE00b\n").unwrap(), "a\u{1F600}b");
         assert_eq!(value("k=\\ud83d\\ude00\n").unwrap(), "\u{1F600}", "hex digits in either case, as Java");
@@ -228,14 +303,14 @@ mod tests {
         let file = parse(Path::new("t.properties"), b"x\\uD83D\\uDE00y=\xe9\\uD83D\\uDE00\n").unwrap();
         assert_eq!(file.get("x\u{1F600}y").unwrap().value, "\u{e9}\u{1F600}");
         // An escaped backslash before `u` is no escape: the text stays as written.
-        let e = value("k=\\\\uD83D\\uDE00\n").unwrap_err().0;
+        let e = value("k=\\\\uD83D\\uDE00\n").unwrap_err().to_string();
         assert!(e.contains("t.properties:1"), "the second half is then lone: {e}");
     }
 
     #[test]
     fn a_lone_surrogate_is_refused_with_its_file_line_and_what_to_do() {
         for text in ["a=1\nk=x\\uD83D\n", "a=1\nk=\\uDE00x\n", "a=1\nk=\\uD83D\\u0041\n", "a=1\nk=\\uD83D\\uD83D\\uDE00\n"] {
-            let e = value(text).unwrap_err().0;
+            let e = value(text).unwrap_err().to_string();
             assert!(e.contains("t.properties:2") && e.contains("surrogate") && e.contains("\\uD83D\\uDE00"), "{text:?}: {e}");
         }
         // A comment is never unescaped by Java: a lone surrogate or any bad escape there is no error.
@@ -248,7 +323,7 @@ mod tests {
     fn the_mm2_reader_reads_pairs_too() {
         let (file, _) = crate::front::mm2::raw::read(Path::new("mm2.properties"), b"k = \\uD83D\\uDE00 \n").unwrap();
         assert_eq!(file.get("k").unwrap().value, "\u{1F600} ", "raw: trailing space kept");
-        let e = crate::front::mm2::raw::read(Path::new("mm2.properties"), b"\nk = \\uDE00\n").unwrap_err().0;
+        let e = crate::front::mm2::raw::read(Path::new("mm2.properties"), b"\nk = \\uDE00\n").unwrap_err().to_string();
         assert!(e.contains("mm2.properties:2") && e.contains("surrogate"), "{e}");
     }
 }

@@ -22,7 +22,7 @@ use cli::{CheckpointOptions, OpsOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL
 /// handler built; no network I/O (except reading the brokers of a
 /// ZooKeeper-era consumer file from ZooKeeper).
 pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
-    let naming = Arc::new(Handler::from_spec(&options.handler).map_err(|e| ConfigError(e.0))?);
+    let naming = Arc::new(Handler::from_spec(&options.handler).map_err(|e| ConfigError::new(e.0).with_key("--message.handler"))?);
     let topts = TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     let target_settings = {
         let mut sources = Vec::new();
@@ -31,7 +31,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
             let mut settings = translate::translate_with(&file, Role::Consumer, topts)?;
             translate::resolve_brokers(&mut settings)?;
             let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
-                .map_err(|e| ConfigError(e.to_string()))?;
+                .map_err(|e| ConfigError::new(e.to_string()))?;
             sources.push((path, settings, filter));
         }
         let target = translate::translate(&properties::load(&options.producer_config)?, Role::Producer)?;
@@ -75,27 +75,31 @@ pub(crate) fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Han
         return Ok(None);
     }
     if !naming.preserves_partitions() {
-        return Err(ConfigError(format!(
+        return Err(ConfigError::new(format!(
             "--emit.checkpoints needs every record in its source partition's number on the target (an offset-sync maps a source partition \
              to the target partition of the same number), which --message.handler {} does not do: add --message.handler partition-preserving",
             naming.name()
-        )));
+        ))
+        .with_key("--emit.checkpoints"));
     }
     let aliases = match c.source_aliases.len() {
         0 if sources == 1 => vec!["source".to_string()],
         n if n == sources => c.source_aliases.clone(),
         n => {
-            return Err(ConfigError(format!(
+            return Err(ConfigError::new(format!(
                 "--source.alias names {n} source cluster(s) but there are {sources} --consumer.config files: give one alias per file, in the same order"
-            )))
+            ))
+            .with_key("--source.alias"))
         }
     };
     for (i, a) in aliases.iter().enumerate() {
         if a.is_empty() || a.contains(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
-            return Err(ConfigError(format!("--source.alias '{a}': an alias becomes part of topic names: use letters, digits, '.', '_' or '-'")));
+            return Err(ConfigError::new(format!("--source.alias '{a}': an alias becomes part of topic names: use letters, digits, '.', '_' or '-'"))
+                .with_key("--source.alias"));
         }
         if aliases[..i].contains(a) || *a == c.target_alias {
-            return Err(ConfigError(format!("--source.alias '{a}' is given twice (or is the --target.alias): each cluster needs its own")));
+            return Err(ConfigError::new(format!("--source.alias '{a}' is given twice (or is the --target.alias): each cluster needs its own"))
+                .with_key("--source.alias"));
         }
     }
     Ok(Some(aliases))
@@ -104,7 +108,8 @@ pub(crate) fn source_aliases(c: &CheckpointOptions, sources: usize, naming: &Han
 /// `--checkpoint.groups` with MirrorMaker 2's default excludes.
 pub(crate) fn checkpoint_groups(c: &CheckpointOptions) -> Result<NameFilter, ConfigError> {
     let include: Vec<String> = c.groups.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect();
-    NameFilter::new(&include, &NameFilter::default_groups().exclude_list).map_err(|e| ConfigError(format!("--checkpoint.groups '{}': {e}", c.groups)))
+    NameFilter::new(&include, &NameFilter::default_groups().exclude_list)
+        .map_err(|e| ConfigError::new(format!("--checkpoint.groups '{}': {e}", c.groups)).with_key("--checkpoint.groups"))
 }
 
 /// The offset-syncs and checkpoints topics of a source alias on the target.
@@ -117,8 +122,8 @@ pub(crate) fn checkpoint_topic_names(alias: &str) -> (String, String) {
 /// `offset-syncs.topic.location=target` names them.
 fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target) -> Result<Checkpointing, ConfigError> {
     let include: Vec<String> = c.groups.split(',').map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect();
-    let groups =
-        NameFilter::new(&include, &NameFilter::default_groups().exclude_list).map_err(|e| ConfigError(format!("--checkpoint.groups '{}': {e}", c.groups)))?;
+    let groups = NameFilter::new(&include, &NameFilter::default_groups().exclude_list)
+        .map_err(|e| ConfigError::new(format!("--checkpoint.groups '{}': {e}", c.groups)).with_key("--checkpoint.groups"))?;
     let (syncs_topic, checkpoints_topic) = (format!("mm2-offset-syncs.{alias}.internal"), format!("{alias}.checkpoints.internal"));
     Ok(Checkpointing {
         source_alias: alias.to_string(),
@@ -190,13 +195,13 @@ mod tests {
         let pp = Handler::PartitionPreserving;
         assert_eq!(source_aliases(&CheckpointOptions::default(), 1, &Handler::Identity).unwrap(), None, "off by default");
         let e = source_aliases(&on(&[]), 1, &Handler::Identity).unwrap_err();
-        assert!(e.0.contains("--message.handler partition-preserving"), "{e}");
+        assert!(e.to_string().contains("--message.handler partition-preserving"), "{e}");
         assert_eq!(source_aliases(&on(&[]), 1, &pp).unwrap(), Some(vec!["source".to_string()]));
-        assert!(source_aliases(&on(&[]), 2, &pp).unwrap_err().0.contains("one alias per file"));
+        assert!(source_aliases(&on(&[]), 2, &pp).unwrap_err().to_string().contains("one alias per file"));
         assert_eq!(source_aliases(&on(&["A", "B"]), 2, &pp).unwrap(), Some(vec!["A".to_string(), "B".to_string()]));
-        assert!(source_aliases(&on(&["A", "A"]), 2, &pp).unwrap_err().0.contains("given twice"));
-        assert!(source_aliases(&on(&["target"]), 1, &pp).unwrap_err().0.contains("--target.alias"));
-        assert!(source_aliases(&on(&["a b"]), 1, &pp).unwrap_err().0.contains("letters, digits"));
+        assert!(source_aliases(&on(&["A", "A"]), 2, &pp).unwrap_err().to_string().contains("given twice"));
+        assert!(source_aliases(&on(&["target"]), 1, &pp).unwrap_err().to_string().contains("--target.alias"));
+        assert!(source_aliases(&on(&["a b"]), 1, &pp).unwrap_err().to_string().contains("letters, digits"));
     }
 
     #[test]

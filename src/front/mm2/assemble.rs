@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::keys::{is_client_key, is_connector_key, WORKER_PREFIXES};
+use super::keys::{self, is_client_key, is_connector_key, WORKER_PREFIXES};
 use super::raw::java_trim;
 use super::{ClientDefault, ClientProps, DefaultKind};
 use crate::front::properties::{PropertiesFile, Property};
@@ -74,7 +74,10 @@ pub fn cluster_props<'a>(file: &'a PropertiesFile, alias: &str) -> Config<'a> {
 pub fn connector_config<'a>(file: &'a PropertiesFile, source: &str, target: &str) -> Config<'a> {
     let mut m: Config<'a> = file.props.iter().filter(|p| is_connector_key(&p.key)).map(|p| (p.key.clone(), Val::of(p))).collect();
     m.extend(
-        file.props.iter().filter(|p| p.key.starts_with("config.providers") || p.key.starts_with("replication.policy")).map(|p| (p.key.clone(), Val::of(p))),
+        file.props
+            .iter()
+            .filter(|p| p.key.starts_with(keys::CONFIG_PROVIDERS) || p.key.starts_with(keys::REPLICATION_POLICY_PREFIX))
+            .map(|p| (p.key.clone(), Val::of(p))),
     );
     for (alias, side) in [(source, "source"), (target, "target")] {
         for (k, v) in cluster_props(file, alias) {
@@ -82,13 +85,13 @@ pub fn connector_config<'a>(file: &'a PropertiesFile, source: &str, target: &str
             m.insert(key, v);
         }
     }
-    m.entry("name".into()).or_insert_with(|| Val::driver("MirrorSourceConnector"));
-    m.entry("connector.class".into()).or_insert_with(|| Val::driver("org.apache.kafka.connect.mirror.MirrorSourceConnector"));
-    m.entry("source.cluster.alias".into()).or_insert_with(|| Val::driver(source));
-    m.entry("target.cluster.alias".into()).or_insert_with(|| Val::driver(target));
+    m.entry(keys::NAME.into()).or_insert_with(|| Val::driver("MirrorSourceConnector"));
+    m.entry(keys::CONNECTOR_CLASS.into()).or_insert_with(|| Val::driver("org.apache.kafka.connect.mirror.MirrorSourceConnector"));
+    m.entry(keys::SOURCE_CLUSTER_ALIAS.name.into()).or_insert_with(|| Val::driver(source));
+    m.entry(keys::TARGET_CLUSTER_ALIAS.name.into()).or_insert_with(|| Val::driver(target));
     let flow = format!("{source}->{target}.");
     m.extend(file_with_prefix(file, &flow));
-    m.entry("enabled".into()).or_insert_with(|| Val::driver("false"));
+    m.entry(keys::ENABLED.name.into()).or_insert_with(|| Val::driver("false"));
     m
 }
 
@@ -99,11 +102,11 @@ pub fn worker_config<'a>(file: &'a PropertiesFile, source: &str, target: &str) -
     let mut m = cluster_props(file, target);
     m.extend(file.props.iter().filter(|p| WORKER_PREFIXES.iter().any(|w| p.key.starts_with(w))).map(|p| (p.key.clone(), Val::of(p))));
     for (k, v) in [
-        ("client.id", format!("{source}->{target}")),
-        ("group.id", format!("{source}-mm2")),
-        ("offset.storage.topic", format!("mm2-offsets.{source}.internal")),
-        ("status.storage.topic", format!("mm2-status.{source}.internal")),
-        ("config.storage.topic", format!("mm2-configs.{source}.internal")),
+        (keys::WORKER_CLIENT_ID.name, format!("{source}->{target}")),
+        (keys::WORKER_GROUP_ID.name, format!("{source}-mm2")),
+        (keys::OFFSET_STORAGE_TOPIC.name, format!("mm2-offsets.{source}.internal")),
+        (keys::STATUS_STORAGE_TOPIC.name, format!("mm2-status.{source}.internal")),
+        (keys::CONFIG_STORAGE_TOPIC.name, format!("mm2-configs.{source}.internal")),
     ] {
         m.entry(k.into()).or_insert_with(|| Val::driver(v));
     }
@@ -147,8 +150,8 @@ pub fn client_config<'a>(cc: &Config<'a>, side: Side, role: &str) -> Config<'a> 
 /// (`S->T.producer.override.*`).
 pub fn data_producer_config<'a>(worker: &Config<'a>, cc: &Config<'a>) -> Config<'a> {
     let mut m = Config::new();
-    if let Some(v) = worker.get("bootstrap.servers") {
-        m.insert("bootstrap.servers".into(), v.clone());
+    if let Some(v) = worker.get(keys::BOOTSTRAP_SERVERS) {
+        m.insert(keys::BOOTSTRAP_SERVERS.into(), v.clone());
     }
     // `T.producer.override.x` reaches the worker as `producer.override.x`, i.e. `override.x`: no producer key.
     m.extend(config_with_prefix(worker, "producer.").into_iter().filter(|(k, _)| !k.starts_with("override.")));
@@ -168,7 +171,7 @@ pub fn client_props(path: &std::path::Path, mut m: Config<'_>, mut defaults: Vec
         }
         let Some(v) = m.remove(d.key) else { continue };
         let value = java_trim(&v.value);
-        if d.key == "client.id" {
+        if d.key == keys::CLIENT_ID {
             d.value = format!("{value}|{}", d.value);
         } else if let Some(p) = v.from.filter(|_| !value.eq_ignore_ascii_case(&d.value)) {
             notes.push(format!(

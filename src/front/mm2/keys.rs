@@ -9,9 +9,27 @@
 
 use crate::plan::policy::{DEFAULT_POLICY_CLASS, DEFAULT_SEPARATOR, GROUPS_DEFAULT, GROUPS_EXCLUDE_DEFAULT, TOPICS_DEFAULT, TOPICS_EXCLUDE_DEFAULT};
 
+/// Key names the readers use that no typed definition below holds; each
+/// table lists them by these names.
+pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
+pub const NAME: &str = "name";
+pub const CONNECTOR_CLASS: &str = "connector.class";
+pub const TRANSFORMS: &str = "transforms";
+pub const PREDICATES: &str = "predicates";
+pub const CLUSTERS: &str = "clusters";
+pub const CONFIG_PROVIDERS: &str = "config.providers";
+/// The prefix of the replication policy's keys, copied whole into every connector and worker.
+pub const REPLICATION_POLICY_PREFIX: &str = "replication.policy";
+pub const LISTENERS: &str = "listeners";
+pub const DEDICATED_MODE_ENABLE_INTERNAL_REST: &str = "dedicated.mode.enable.internal.rest";
+/// A client's id: a key of every Kafka client, and a Connect worker key.
+pub const CLIENT_ID: &str = "client.id";
+/// The Connect worker's group.
+pub const GROUP_ID: &str = "group.id";
+
 /// `MirrorClientConfig.CLIENT_CONFIG_DEF`: the keys a cluster's clients share.
 pub const CLIENT_KEYS: &[&str] = &[
-    "bootstrap.servers",
+    BOOTSTRAP_SERVERS,
     "security.protocol",
     "ssl.protocol",
     "ssl.provider",
@@ -69,15 +87,15 @@ pub fn is_client_key(key: &str) -> bool {
 
 /// Connect's `ConnectorConfig.configDef()` names, part of every connector's ConfigDef.
 const CONNECT_CONNECTOR_KEYS: &[&str] = &[
-    "name",
-    "connector.class",
-    "tasks.max",
+    NAME,
+    CONNECTOR_CLASS,
+    TASKS_MAX.name,
     "tasks.max.enforce",
     "key.converter",
     "value.converter",
     "header.converter",
-    "transforms",
-    "predicates",
+    TRANSFORMS,
+    PREDICATES,
     "config.action.reload",
     "errors.retry.timeout",
     "errors.retry.delay.max.ms",
@@ -115,67 +133,116 @@ const fn def(name: &'static str, ty: Ty, default: &'static str) -> KeyDef {
     KeyDef { name, ty, default: Some(default) }
 }
 
-pub const TOPICS_EXCLUDE: &str = "topics.exclude";
-pub const GROUPS_EXCLUDE: &str = "groups.exclude";
-pub const CONFIG_PROPERTIES_EXCLUDE: &str = "config.properties.exclude";
 pub const CONFIG_PROPERTIES_EXCLUDE_DEFAULT: &str = "follower\\.replication\\.throttled\\.replicas, leader\\.replication\\.throttled\\.replicas, \
      message\\.timestamp\\.difference\\.max\\.ms, message\\.timestamp\\.type, unclean\\.leader\\.election\\.enable, min\\.insync\\.replicas";
 
 /// Deprecated names and the names that replace them (`ConfigUtils.translateDeprecatedConfigs`).
-pub const DEPRECATED: &[(&str, &str)] =
-    &[("topics.blacklist", TOPICS_EXCLUDE), ("groups.blacklist", GROUPS_EXCLUDE), ("config.properties.blacklist", CONFIG_PROPERTIES_EXCLUDE)];
+pub const DEPRECATED: &[(&str, &str)] = &[
+    (TOPICS_BLACKLIST.name, TOPICS_EXCLUDE.name),
+    (GROUPS_BLACKLIST.name, GROUPS_EXCLUDE.name),
+    (CONFIG_PROPERTIES_BLACKLIST.name, CONFIG_PROPERTIES_EXCLUDE.name),
+];
 
-/// The typed connector keys of the three MirrorMaker connectors (3.9).
+// The typed connector keys of the three MirrorMaker connectors (3.9), each
+// defined once, here: the readers take these definitions, never the name again.
+pub const ENABLED: KeyDef = def("enabled", Ty::Bool, "true");
+pub const SOURCE_CLUSTER_ALIAS: KeyDef = KeyDef { name: "source.cluster.alias", ty: Ty::Str, default: None };
+pub const TARGET_CLUSTER_ALIAS: KeyDef = def("target.cluster.alias", Ty::Str, "target");
+pub const ADMIN_TIMEOUT_MS: KeyDef = def("admin.timeout.ms", Ty::Long, "60000");
+pub const REPLICATION_POLICY_CLASS: KeyDef = def("replication.policy.class", Ty::Class, DEFAULT_POLICY_CLASS);
+pub const REPLICATION_POLICY_SEPARATOR: KeyDef = def("replication.policy.separator", Ty::Str, DEFAULT_SEPARATOR);
+pub const REPLICATION_POLICY_INTERNAL_TOPIC_SEPARATOR_ENABLED: KeyDef = def("replication.policy.internal.topic.separator.enabled", Ty::Bool, "true");
+pub const FORWARDING_ADMIN_CLASS: KeyDef = def("forwarding.admin.class", Ty::Class, "org.apache.kafka.clients.admin.ForwardingAdmin");
+pub const METRIC_REPORTERS: KeyDef = KeyDef { name: "metric.reporters", ty: Ty::List, default: None };
+pub const AUTO_INCLUDE_JMX_REPORTER: KeyDef = def("auto.include.jmx.reporter", Ty::Bool, "true");
+pub const TASKS_MAX: KeyDef = def("tasks.max", Ty::Int, "1");
+// MirrorSourceConnector
+pub const TOPICS: KeyDef = def("topics", Ty::List, ".*");
+pub const TOPICS_EXCLUDE: KeyDef = def("topics.exclude", Ty::List, ".*[\\-\\.]internal, .*\\.replica, __.*");
+pub const TOPICS_BLACKLIST: KeyDef = KeyDef { name: "topics.blacklist", ty: Ty::List, default: None };
+pub const CONFIG_PROPERTIES_EXCLUDE: KeyDef = def("config.properties.exclude", Ty::List, CONFIG_PROPERTIES_EXCLUDE_DEFAULT);
+pub const CONFIG_PROPERTIES_BLACKLIST: KeyDef = KeyDef { name: "config.properties.blacklist", ty: Ty::List, default: None };
+pub const TOPIC_FILTER_CLASS: KeyDef = def("topic.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultTopicFilter");
+pub const CONFIG_PROPERTY_FILTER_CLASS: KeyDef = def("config.property.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter");
+pub const CONSUMER_POLL_TIMEOUT_MS: KeyDef = def("consumer.poll.timeout.ms", Ty::Long, "1000");
+pub const REFRESH_TOPICS_ENABLED: KeyDef = def("refresh.topics.enabled", Ty::Bool, "true");
+pub const REFRESH_TOPICS_INTERVAL_SECONDS: KeyDef = def("refresh.topics.interval.seconds", Ty::Long, "600");
+pub const SYNC_TOPIC_CONFIGS_ENABLED: KeyDef = def("sync.topic.configs.enabled", Ty::Bool, "true");
+pub const SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS: KeyDef = def("sync.topic.configs.interval.seconds", Ty::Long, "600");
+pub const USE_INCREMENTAL_ALTER_CONFIGS: KeyDef = def("use.incremental.alter.configs", Ty::OneOf(&["requested", "required", "never"]), "requested");
+pub const SYNC_TOPIC_ACLS_ENABLED: KeyDef = def("sync.topic.acls.enabled", Ty::Bool, "true");
+pub const SYNC_TOPIC_ACLS_INTERVAL_SECONDS: KeyDef = def("sync.topic.acls.interval.seconds", Ty::Long, "600");
+pub const REPLICATION_FACTOR: KeyDef = def("replication.factor", Ty::Int, "2");
+pub const OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR: KeyDef = def("offset-syncs.topic.replication.factor", Ty::Short, "3");
+pub const OFFSET_LAG_MAX: KeyDef = def("offset.lag.max", Ty::Long, "100");
+pub const OFFSET_SYNCS_TOPIC_LOCATION: KeyDef = def("offset-syncs.topic.location", Ty::OneOf(&["source", "target"]), "source");
+pub const ADD_SOURCE_ALIAS_TO_METRICS: KeyDef = def("add.source.alias.to.metrics", Ty::Bool, "false");
+pub const EMIT_OFFSET_SYNCS_ENABLED: KeyDef = def("emit.offset-syncs.enabled", Ty::Bool, "true");
+// MirrorCheckpointConnector
+pub const GROUPS: KeyDef = def("groups", Ty::List, ".*");
+pub const GROUPS_EXCLUDE: KeyDef = def("groups.exclude", Ty::List, "console-consumer-.*, connect-.*, __.*");
+pub const GROUPS_BLACKLIST: KeyDef = KeyDef { name: "groups.blacklist", ty: Ty::List, default: None };
+pub const GROUP_FILTER_CLASS: KeyDef = def("group.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultGroupFilter");
+pub const REFRESH_GROUPS_ENABLED: KeyDef = def("refresh.groups.enabled", Ty::Bool, "true");
+pub const REFRESH_GROUPS_INTERVAL_SECONDS: KeyDef = def("refresh.groups.interval.seconds", Ty::Long, "600");
+pub const EMIT_CHECKPOINTS_ENABLED: KeyDef = def("emit.checkpoints.enabled", Ty::Bool, "true");
+pub const EMIT_CHECKPOINTS_INTERVAL_SECONDS: KeyDef = def("emit.checkpoints.interval.seconds", Ty::Long, "60");
+pub const SYNC_GROUP_OFFSETS_ENABLED: KeyDef = def("sync.group.offsets.enabled", Ty::Bool, "false");
+pub const SYNC_GROUP_OFFSETS_INTERVAL_SECONDS: KeyDef = def("sync.group.offsets.interval.seconds", Ty::Long, "60");
+pub const CHECKPOINTS_TOPIC_REPLICATION_FACTOR: KeyDef = def("checkpoints.topic.replication.factor", Ty::Short, "3");
+// MirrorHeartbeatConnector
+pub const EMIT_HEARTBEATS_ENABLED: KeyDef = def("emit.heartbeats.enabled", Ty::Bool, "true");
+pub const EMIT_HEARTBEATS_INTERVAL_SECONDS: KeyDef = def("emit.heartbeats.interval.seconds", Ty::Long, "1");
+pub const HEARTBEATS_TOPIC_REPLICATION_FACTOR: KeyDef = def("heartbeats.topic.replication.factor", Ty::Short, "3");
+
+/// Every typed connector key, in the order of the ConfigDefs.
 pub const CONNECTOR_DEFS: &[KeyDef] = &[
-    def("enabled", Ty::Bool, "true"),
-    KeyDef { name: "source.cluster.alias", ty: Ty::Str, default: None },
-    def("target.cluster.alias", Ty::Str, "target"),
-    def("admin.timeout.ms", Ty::Long, "60000"),
-    def("replication.policy.class", Ty::Class, DEFAULT_POLICY_CLASS),
-    def("replication.policy.separator", Ty::Str, DEFAULT_SEPARATOR),
-    def("replication.policy.internal.topic.separator.enabled", Ty::Bool, "true"),
-    def("forwarding.admin.class", Ty::Class, "org.apache.kafka.clients.admin.ForwardingAdmin"),
-    KeyDef { name: "metric.reporters", ty: Ty::List, default: None },
-    def("auto.include.jmx.reporter", Ty::Bool, "true"),
-    def("tasks.max", Ty::Int, "1"),
-    // MirrorSourceConnector
-    def("topics", Ty::List, ".*"),
-    def(TOPICS_EXCLUDE, Ty::List, ".*[\\-\\.]internal, .*\\.replica, __.*"),
-    KeyDef { name: "topics.blacklist", ty: Ty::List, default: None },
-    def(CONFIG_PROPERTIES_EXCLUDE, Ty::List, CONFIG_PROPERTIES_EXCLUDE_DEFAULT),
-    KeyDef { name: "config.properties.blacklist", ty: Ty::List, default: None },
-    def("topic.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultTopicFilter"),
-    def("config.property.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter"),
-    def("consumer.poll.timeout.ms", Ty::Long, "1000"),
-    def("refresh.topics.enabled", Ty::Bool, "true"),
-    def("refresh.topics.interval.seconds", Ty::Long, "600"),
-    def("sync.topic.configs.enabled", Ty::Bool, "true"),
-    def("sync.topic.configs.interval.seconds", Ty::Long, "600"),
-    def("use.incremental.alter.configs", Ty::OneOf(&["requested", "required", "never"]), "requested"),
-    def("sync.topic.acls.enabled", Ty::Bool, "true"),
-    def("sync.topic.acls.interval.seconds", Ty::Long, "600"),
-    def("replication.factor", Ty::Int, "2"),
-    def("offset-syncs.topic.replication.factor", Ty::Short, "3"),
-    def("offset.lag.max", Ty::Long, "100"),
-    def("offset-syncs.topic.location", Ty::OneOf(&["source", "target"]), "source"),
-    def("add.source.alias.to.metrics", Ty::Bool, "false"),
-    def("emit.offset-syncs.enabled", Ty::Bool, "true"),
-    // MirrorCheckpointConnector
-    def("groups", Ty::List, ".*"),
-    def(GROUPS_EXCLUDE, Ty::List, "console-consumer-.*, connect-.*, __.*"),
-    KeyDef { name: "groups.blacklist", ty: Ty::List, default: None },
-    def("group.filter.class", Ty::Class, "org.apache.kafka.connect.mirror.DefaultGroupFilter"),
-    def("refresh.groups.enabled", Ty::Bool, "true"),
-    def("refresh.groups.interval.seconds", Ty::Long, "600"),
-    def("emit.checkpoints.enabled", Ty::Bool, "true"),
-    def("emit.checkpoints.interval.seconds", Ty::Long, "60"),
-    def("sync.group.offsets.enabled", Ty::Bool, "false"),
-    def("sync.group.offsets.interval.seconds", Ty::Long, "60"),
-    def("checkpoints.topic.replication.factor", Ty::Short, "3"),
-    // MirrorHeartbeatConnector
-    def("emit.heartbeats.enabled", Ty::Bool, "true"),
-    def("emit.heartbeats.interval.seconds", Ty::Long, "1"),
-    def("heartbeats.topic.replication.factor", Ty::Short, "3"),
+    ENABLED,
+    SOURCE_CLUSTER_ALIAS,
+    TARGET_CLUSTER_ALIAS,
+    ADMIN_TIMEOUT_MS,
+    REPLICATION_POLICY_CLASS,
+    REPLICATION_POLICY_SEPARATOR,
+    REPLICATION_POLICY_INTERNAL_TOPIC_SEPARATOR_ENABLED,
+    FORWARDING_ADMIN_CLASS,
+    METRIC_REPORTERS,
+    AUTO_INCLUDE_JMX_REPORTER,
+    TASKS_MAX,
+    TOPICS,
+    TOPICS_EXCLUDE,
+    TOPICS_BLACKLIST,
+    CONFIG_PROPERTIES_EXCLUDE,
+    CONFIG_PROPERTIES_BLACKLIST,
+    TOPIC_FILTER_CLASS,
+    CONFIG_PROPERTY_FILTER_CLASS,
+    CONSUMER_POLL_TIMEOUT_MS,
+    REFRESH_TOPICS_ENABLED,
+    REFRESH_TOPICS_INTERVAL_SECONDS,
+    SYNC_TOPIC_CONFIGS_ENABLED,
+    SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS,
+    USE_INCREMENTAL_ALTER_CONFIGS,
+    SYNC_TOPIC_ACLS_ENABLED,
+    SYNC_TOPIC_ACLS_INTERVAL_SECONDS,
+    REPLICATION_FACTOR,
+    OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR,
+    OFFSET_LAG_MAX,
+    OFFSET_SYNCS_TOPIC_LOCATION,
+    ADD_SOURCE_ALIAS_TO_METRICS,
+    EMIT_OFFSET_SYNCS_ENABLED,
+    GROUPS,
+    GROUPS_EXCLUDE,
+    GROUPS_BLACKLIST,
+    GROUP_FILTER_CLASS,
+    REFRESH_GROUPS_ENABLED,
+    REFRESH_GROUPS_INTERVAL_SECONDS,
+    EMIT_CHECKPOINTS_ENABLED,
+    EMIT_CHECKPOINTS_INTERVAL_SECONDS,
+    SYNC_GROUP_OFFSETS_ENABLED,
+    SYNC_GROUP_OFFSETS_INTERVAL_SECONDS,
+    CHECKPOINTS_TOPIC_REPLICATION_FACTOR,
+    EMIT_HEARTBEATS_ENABLED,
+    EMIT_HEARTBEATS_INTERVAL_SECONDS,
+    HEARTBEATS_TOPIC_REPLICATION_FACTOR,
 ];
 
 /// Read by `DefaultConfigPropertyFilter` from the connector config, but in
@@ -186,23 +253,38 @@ pub fn connector_def(key: &str) -> Option<&'static KeyDef> {
     CONNECTOR_DEFS.iter().find(|d| d.name == key).or((key == USE_DEFAULTS_FROM.name).then_some(&USE_DEFAULTS_FROM))
 }
 
-/// The Connect worker keys of a flow's herder that matter to a mirror
-/// (`WorkerConfig`, `DistributedConfig`); the names and topics without a
-/// default here get theirs from the driver (`workerConfig`), per flow.
+// The Connect worker keys of a flow's herder that matter to a mirror
+// (`WorkerConfig`, `DistributedConfig`); the names and topics without a
+// default here get theirs from the driver (`workerConfig`), per flow.
+pub const WORKER_GROUP_ID: KeyDef = KeyDef { name: GROUP_ID, ty: Ty::Str, default: None };
+pub const WORKER_CLIENT_ID: KeyDef = KeyDef { name: CLIENT_ID, ty: Ty::Str, default: None };
+pub const OFFSET_STORAGE_TOPIC: KeyDef = KeyDef { name: "offset.storage.topic", ty: Ty::Str, default: None };
+pub const CONFIG_STORAGE_TOPIC: KeyDef = KeyDef { name: "config.storage.topic", ty: Ty::Str, default: None };
+pub const STATUS_STORAGE_TOPIC: KeyDef = KeyDef { name: "status.storage.topic", ty: Ty::Str, default: None };
+pub const OFFSET_STORAGE_PARTITIONS: KeyDef = def("offset.storage.partitions", Ty::Int, "25");
+pub const STATUS_STORAGE_PARTITIONS: KeyDef = def("status.storage.partitions", Ty::Int, "5");
+pub const OFFSET_STORAGE_REPLICATION_FACTOR: KeyDef = def("offset.storage.replication.factor", Ty::Short, "3");
+pub const CONFIG_STORAGE_REPLICATION_FACTOR: KeyDef = def("config.storage.replication.factor", Ty::Short, "3");
+pub const STATUS_STORAGE_REPLICATION_FACTOR: KeyDef = def("status.storage.replication.factor", Ty::Short, "3");
+pub const OFFSET_FLUSH_INTERVAL_MS: KeyDef = def("offset.flush.interval.ms", Ty::Long, "60000");
+pub const OFFSET_FLUSH_TIMEOUT_MS: KeyDef = def("offset.flush.timeout.ms", Ty::Long, "5000");
+pub const EXACTLY_ONCE_SOURCE_SUPPORT: KeyDef = def("exactly.once.source.support", Ty::OneOfAnyCase(&["disabled", "preparing", "enabled"]), "disabled");
+
+/// Every typed worker key above.
 pub const WORKER_DEFS: &[KeyDef] = &[
-    KeyDef { name: "group.id", ty: Ty::Str, default: None },
-    KeyDef { name: "client.id", ty: Ty::Str, default: None },
-    KeyDef { name: "offset.storage.topic", ty: Ty::Str, default: None },
-    KeyDef { name: "config.storage.topic", ty: Ty::Str, default: None },
-    KeyDef { name: "status.storage.topic", ty: Ty::Str, default: None },
-    def("offset.storage.partitions", Ty::Int, "25"),
-    def("status.storage.partitions", Ty::Int, "5"),
-    def("offset.storage.replication.factor", Ty::Short, "3"),
-    def("config.storage.replication.factor", Ty::Short, "3"),
-    def("status.storage.replication.factor", Ty::Short, "3"),
-    def("offset.flush.interval.ms", Ty::Long, "60000"),
-    def("offset.flush.timeout.ms", Ty::Long, "5000"),
-    def("exactly.once.source.support", Ty::OneOfAnyCase(&["disabled", "preparing", "enabled"]), "disabled"),
+    WORKER_GROUP_ID,
+    WORKER_CLIENT_ID,
+    OFFSET_STORAGE_TOPIC,
+    CONFIG_STORAGE_TOPIC,
+    STATUS_STORAGE_TOPIC,
+    OFFSET_STORAGE_PARTITIONS,
+    STATUS_STORAGE_PARTITIONS,
+    OFFSET_STORAGE_REPLICATION_FACTOR,
+    CONFIG_STORAGE_REPLICATION_FACTOR,
+    STATUS_STORAGE_REPLICATION_FACTOR,
+    OFFSET_FLUSH_INTERVAL_MS,
+    OFFSET_FLUSH_TIMEOUT_MS,
+    EXACTLY_ONCE_SOURCE_SUPPORT,
 ];
 
 pub fn worker_def(key: &str) -> Option<&'static KeyDef> {
@@ -217,10 +299,10 @@ pub fn is_connector_key(key: &str) -> bool {
 
 /// Keys of `MirrorMakerConfig`'s own ConfigDef, besides the client keys.
 pub const DRIVER_KEYS: &[&str] = &[
-    "clusters",
-    "dedicated.mode.enable.internal.rest",
-    "config.providers",
-    "listeners",
+    CLUSTERS,
+    DEDICATED_MODE_ENABLE_INTERNAL_REST,
+    CONFIG_PROVIDERS,
+    LISTENERS,
     "rest.advertised.host.name",
     "rest.advertised.port",
     "rest.advertised.listener",
@@ -240,18 +322,18 @@ pub const WORKER_PREFIXES: &[&str] = &[
     "header.converter",
     "task",
     "worker",
-    "replication.policy",
-    "config.providers",
+    REPLICATION_POLICY_PREFIX,
+    CONFIG_PROVIDERS,
 ];
 
 /// Connect worker keys (`WorkerConfig`, `DistributedConfig`) that are only
 /// read per target cluster (`B.offset.flush.interval.ms`), never at top level.
 pub const WORKER_KEYS: &[&str] = &[
-    "group.id",
-    "client.id",
-    "offset.flush.interval.ms",
-    "offset.flush.timeout.ms",
-    "exactly.once.source.support",
+    GROUP_ID,
+    CLIENT_ID,
+    OFFSET_FLUSH_INTERVAL_MS.name,
+    OFFSET_FLUSH_TIMEOUT_MS.name,
+    EXACTLY_ONCE_SOURCE_SUPPORT.name,
     "plugin.path",
     "plugin.discovery",
     "connector.client.config.override.policy",
@@ -279,7 +361,7 @@ pub fn is_worker_key(key: &str) -> bool {
 /// reads. It copies every key with a prefix of [`WORKER_PREFIXES`], so
 /// `task.max` reaches the worker too, where nothing reads it.
 pub fn is_worker_top_level(key: &str) -> bool {
-    ["offset.storage.", "config.storage.", "status.storage.", "key.converter", "value.converter", "header.converter", "config.providers"]
+    ["offset.storage.", "config.storage.", "status.storage.", "key.converter", "value.converter", "header.converter", CONFIG_PROVIDERS]
         .iter()
         .any(|p| key.starts_with(p))
         || matches!(key, "task.shutdown.graceful.timeout.ms" | "worker.sync.timeout.ms" | "worker.unsync.backoff.ms")
@@ -305,17 +387,17 @@ pub fn dead_key(key: &str) -> Option<&'static str> {
 
 /// Names users reach for that are not close in spelling to the real one.
 const KNOWN_MISTAKES: &[(&str, &str)] = &[
-    ("topics.whitelist", "topics"),
-    ("topics.include", "topics"),
-    ("topic.whitelist", "topics"),
-    ("whitelist", "topics"),
-    ("blacklist", TOPICS_EXCLUDE),
-    ("topics.regex", "topics"),
-    ("groups.whitelist", "groups"),
-    ("groups.include", "groups"),
-    ("group.whitelist", "groups"),
-    ("sync.group.offsets", "sync.group.offsets.enabled"),
-    ("offset.syncs.topic.location", "offset-syncs.topic.location"),
+    ("topics.whitelist", TOPICS.name),
+    ("topics.include", TOPICS.name),
+    ("topic.whitelist", TOPICS.name),
+    ("whitelist", TOPICS.name),
+    ("blacklist", TOPICS_EXCLUDE.name),
+    ("topics.regex", TOPICS.name),
+    ("groups.whitelist", GROUPS.name),
+    ("groups.include", GROUPS.name),
+    ("group.whitelist", GROUPS.name),
+    ("sync.group.offsets", SYNC_GROUP_OFFSETS_ENABLED.name),
+    ("offset.syncs.topic.location", OFFSET_SYNCS_TOPIC_LOCATION.name),
 ];
 
 /// The real key a misspelled one most likely meant: an explicit mistake,
@@ -376,10 +458,10 @@ fn distance_at_most_2(a: &str, b: &str) -> Option<usize> {
 /// The topic and group pattern defaults as Java's LIST strings, for `origins`.
 pub fn list_default(key: &str) -> Option<&'static [&'static str]> {
     match key {
-        "topics" => Some(TOPICS_DEFAULT),
-        TOPICS_EXCLUDE => Some(TOPICS_EXCLUDE_DEFAULT),
-        "groups" => Some(GROUPS_DEFAULT),
-        GROUPS_EXCLUDE => Some(GROUPS_EXCLUDE_DEFAULT),
+        k if k == TOPICS.name => Some(TOPICS_DEFAULT),
+        k if k == TOPICS_EXCLUDE.name => Some(TOPICS_EXCLUDE_DEFAULT),
+        k if k == GROUPS.name => Some(GROUPS_DEFAULT),
+        k if k == GROUPS_EXCLUDE.name => Some(GROUPS_EXCLUDE_DEFAULT),
         _ => None,
     }
 }
@@ -412,5 +494,77 @@ mod tests {
         assert!(dead_key("heartbeats.topic.retention.ms").is_some());
         assert_eq!(distance_at_most_2("abc", "abc"), Some(0));
         assert_eq!(distance_at_most_2("abc", "abxyz"), None);
+    }
+
+    /// Every key name of the tables, the names the readers must take from here.
+    fn defined_names() -> Vec<&'static str> {
+        let defs = CONNECTOR_DEFS.iter().chain(WORKER_DEFS).chain([&USE_DEFAULTS_FROM]).map(|d| d.name);
+        let tables = [CLIENT_KEYS, CONNECT_CONNECTOR_KEYS, DRIVER_KEYS, WORKER_KEYS].into_iter().flatten().copied();
+        defs.chain(tables).collect()
+    }
+
+    /// The string literals of Rust source, outside comments and char literals.
+    fn string_literals(code: &str) -> Vec<String> {
+        let (mut out, mut chars) = (Vec::new(), code.chars().peekable());
+        while let Some(c) = chars.next() {
+            match c {
+                '/' if chars.peek() == Some(&'/') => {
+                    chars.by_ref().find(|&c| c == '\n');
+                }
+                // '"' and '\'' are chars, not strings; a lifetime ('a) has no closing quote nearby.
+                '\'' => {
+                    let ahead: String = chars.clone().take(3).collect();
+                    if ahead.starts_with('\\') {
+                        chars.by_ref().find(|&c| c == '\'');
+                    } else if ahead.chars().nth(1) == Some('\'') {
+                        chars.nth(1);
+                    }
+                }
+                '"' => {
+                    let mut lit = String::new();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '\\' => lit.extend(chars.next()),
+                            '"' => break,
+                            c => lit.push(c),
+                        }
+                    }
+                    out.push(lit);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A key the tables define reappearing as a whole string literal in
+    /// another front/mm2 file (outside its tests): the readers take the
+    /// definition (`TOPICS.name`, `BOOTSTRAP_SERVERS`), so a key is
+    /// spelled once and a typo cannot hide in a second spelling.
+    fn respelled(file: &str, code: &str, names: &[&str]) -> Vec<String> {
+        let code = code.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default();
+        string_literals(code).into_iter().filter(|l| names.contains(&l.as_str())).map(|l| format!("{file}: \"{l}\"")).collect()
+    }
+
+    #[test]
+    fn every_key_is_spelled_once_in_its_definition() {
+        let names = defined_names();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/front/mm2");
+        let mut found = Vec::new();
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).expect("src/front/mm2") {
+            let path = entry.expect("a directory entry").path();
+            let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            if !file.ends_with(".rs") || file == "keys.rs" || file == "tests.rs" {
+                continue;
+            }
+            found.extend(respelled(&file, &std::fs::read_to_string(&path).expect("readable source"), &names));
+            read += 1;
+        }
+        assert!(read >= 6, "only {read} files read in {}", dir.display());
+        assert!(found.is_empty(), "keys spelled again instead of taken from keys.rs: {found:?}");
+        // The check itself: a respelled key is found, a comment or a longer text is not.
+        let sample = "let a = cc.get(\"tasks.max\"); // \"topics\"\nlet b = '\"'; let c = \"topics.exclude is {x}\";";
+        assert_eq!(respelled("x.rs", sample, &names), ["x.rs: \"tasks.max\""]);
     }
 }

@@ -8,8 +8,14 @@
 
 use super::keys::{
     dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, worker_def,
-    DRIVER_KEYS, USE_DEFAULTS_FROM, WORKER_KEYS,
+    BOOTSTRAP_SERVERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, EXACTLY_ONCE_SOURCE_SUPPORT, LISTENERS,
+    NAME, PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
 };
+
+/// The keys that name a flow's connector or its clusters, which the driver sets per flow.
+fn names_the_flow(key: &str) -> bool {
+    [NAME, CONNECTOR_CLASS, SOURCE_CLUSTER_ALIAS.name, TARGET_CLUSTER_ALIAS.name].contains(&key)
+}
 use super::raw::java_trim;
 use super::Messages;
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
@@ -64,13 +70,13 @@ fn is_top_level_known(key: &str) -> bool {
 
 /// Judges every line; errors stop the start, the rest goes to `msgs`.
 pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
-    let providers = file.get("config.providers").is_some_and(|p| !java_trim(&p.value).is_empty());
+    let providers = file.get(CONFIG_PROVIDERS).is_some_and(|p| !java_trim(&p.value).is_empty());
     for p in &file.props {
         let at = format!("{}:{}", file.path.display(), p.line);
-        check_value(&at, p, providers, msgs)?;
+        check_value(file, &at, p, providers, msgs)?;
         let connector_key = match place(&p.key, aliases) {
             Place::Flow { source, target, rest } => {
-                flow_key(&at, p, source, target, rest, msgs)?;
+                flow_key(file, &at, p, source, target, rest, msgs)?;
                 rest
             }
             Place::Cluster { alias, rest } => {
@@ -78,11 +84,11 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
                 ""
             }
             Place::TopLevel => {
-                top_level_key(&at, p, aliases, msgs)?;
+                top_level_key(file, &at, p, aliases, msgs)?;
                 p.key.as_str()
             }
         };
-        if connector_key == "transforms" && !java_trim(&p.value).is_empty() {
+        if connector_key == TRANSFORMS && !java_trim(&p.value).is_empty() {
             msgs.warn(format!(
                 "{at}: {}={}: Connect transforms (SMTs) are Java classes this mirror does not run; records are copied unchanged",
                 p.key,
@@ -94,22 +100,26 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
 }
 
 /// What a value says that its writer probably did not mean.
-fn check_value(at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
-    if p.key.ends_with("bootstrap.servers") && p.value.contains(';') {
+fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
+    if p.key.ends_with(BOOTSTRAP_SERVERS) && p.value.contains(';') {
         let fixed = p.value.split(';').map(str::trim).collect::<Vec<_>>().join(",");
-        return Err(ConfigError(format!(
-            "{at}: {}='{}': bootstrap.servers is a comma-separated list, so Java reads this as one malformed address; write {}={fixed}",
-            p.key,
-            p.value.trim(),
-            p.key
-        )));
+        return Err(ConfigError::at(
+            file,
+            p,
+            format!("{}='{}': bootstrap.servers is a comma-separated list, so Java reads this as one malformed address", p.key, p.value.trim()),
+        )
+        .with_fix(format!("write {}={fixed}", p.key)));
     }
     if p.value.contains("${") && providers {
-        return Err(ConfigError(format!(
-            "{at}: {} uses a config provider reference ('${{...}}'); this mirror does not run Java config providers, so it would use the text as is. \
+        return Err(ConfigError::at(
+            file,
+            p,
+            format!(
+                "{} uses a config provider reference ('${{...}}'); this mirror does not run Java config providers, so it would use the text as is. \
              Put the value itself in the file (readable only by the mirror's user)",
-            p.key
-        )));
+                p.key
+            ),
+        ));
     }
     if let Some(i) = p.value.find([' ', '\t']).filter(|&i| p.value[i..].trim_start().starts_with('#')) {
         msgs.warn(format!(
@@ -122,21 +132,20 @@ fn check_value(at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> 
     Ok(())
 }
 
-fn top_level_key(at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
+fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
     match key {
-        "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
-            return Err(ConfigError(format!(
-                "{at}: {key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value); remove the line"
-            )))
+        _ if names_the_flow(key) => {
+            return Err(ConfigError::at(file, p, format!("{key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value)"))
+                .with_fix("remove the line"))
         }
-        "enabled" => msgs.warn(format!(
+        _ if key == ENABLED.name => msgs.warn(format!(
             "{at}: enabled={} at top level applies to every pair of clusters that has a herder (with heartbeats on, all of them: a full mesh), \
              as in Java; to turn on one flow write <source>-><target>.enabled = true",
             java_trim(&p.value)
         )),
-        "dedicated.mode.enable.internal.rest" | "listeners" => msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none")),
+        DEDICATED_MODE_ENABLE_INTERNAL_REST | LISTENERS => msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none")),
         _ if is_top_level_known(key) => {}
         _ if key == USE_DEFAULTS_FROM.name || is_source_connector_key(key) => msgs.warn(format!(
             "{at}: {key} is ignored at top level: Java keeps only keys of the MirrorMaker connectors' ConfigDefs there; write <source>-><target>.{key} for each flow"
@@ -200,7 +209,7 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
         return;
     }
     if is_worker_key(rest) {
-        if rest == "exactly.once.source.support" {
+        if rest == EXACTLY_ONCE_SOURCE_SUPPORT.name {
             return msgs.warn(format!(
                 "{at}: {key}: this mirror does not write transactions; records are delivered at least once (idempotent producer, no loss, \
                  possible duplicates after a crash)"
@@ -228,18 +237,22 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
     }
 }
 
-fn flow_key(at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs: &mut Messages) -> Result<(), ConfigError> {
+fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = &p.key;
     if source == target {
         msgs.warn(format!("{at}: {key} is ignored: a cluster does not replicate into itself, and Java creates no flow {source}->{target}"));
         return Ok(());
     }
     match rest {
-        "name" | "connector.class" | "source.cluster.alias" | "target.cluster.alias" => {
-            return Err(ConfigError(format!(
-                "{at}: {key} would rename the flow's clusters inside Java's connectors (remote topic names, heartbeats); this mirror names them \
+        _ if names_the_flow(rest) => {
+            return Err(ConfigError::at(
+                file,
+                p,
+                format!(
+                    "{key} would rename the flow's clusters inside Java's connectors (remote topic names, heartbeats); this mirror names them \
                  by the aliases of clusters. Remove the line, or rename the alias in clusters"
-            )))
+                ),
+            ))
         }
         _ if is_connector_key(rest) || rest == USE_DEFAULTS_FROM.name || is_source_connector_key(rest) => {}
         _ if rest.starts_with("producer.override.") => {}
@@ -250,7 +263,7 @@ fn flow_key(at: &str, p: &Property, source: &str, target: &str, rest: &str, msgs
             &rest[9..]
         )),
         _ if is_role_prefixed(rest) || rest.starts_with("source.") || rest.starts_with("target.") => {}
-        _ if ["transforms", "predicates", "errors.", "config.providers"].iter().any(|x| rest.starts_with(x)) => {}
+        _ if [TRANSFORMS, PREDICATES, "errors.", CONFIG_PROVIDERS].iter().any(|x| rest.starts_with(x)) => {}
         _ => match dead_key(rest) {
             Some(dead) => msgs.warn(format!("{at}: {key} does nothing: {dead}")),
             None => {

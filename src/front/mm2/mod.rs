@@ -225,7 +225,7 @@ impl Messages {
 }
 
 pub fn load(path: &Path, clusters: &[String]) -> Result<Mm2Config, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|e| ConfigError(format!("cannot read MirrorMaker 2 properties file {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|e| ConfigError::new(format!("cannot read MirrorMaker 2 properties file {}: {e}", path.display())))?;
     parse(path, &bytes, clusters)
 }
 
@@ -250,25 +250,27 @@ pub fn parse(path: &Path, bytes: &[u8], clusters: &[String]) -> Result<Mm2Config
 
 /// `clusters`: required, a LIST; Java keeps a set, we keep the file's order.
 fn aliases(file: &PropertiesFile) -> Result<Vec<String>, ConfigError> {
-    let Some(p) = file.get("clusters") else {
-        return Err(ConfigError(format!(
-            "{}: clusters is missing; Java requires it. Name the clusters and give each its brokers, e.g. 'clusters = A, B', \
+    let Some(p) = file.get(keys::CLUSTERS) else {
+        return Err(ConfigError::in_file(
+            &file.path,
+            "clusters is missing; Java requires it. Name the clusters and give each its brokers, e.g. 'clusters = A, B', \
              'A.bootstrap.servers = a1:9092', 'B.bootstrap.servers = b1:9092', 'A->B.enabled = true'",
-            file.path.display()
-        )));
+        )
+        .with_key(keys::CLUSTERS));
     };
-    let at = file.at(p);
     let mut out: Vec<String> = Vec::new();
     for alias in parse_list(&p.value) {
         if alias.is_empty() {
-            return Err(ConfigError(format!("{at}: clusters='{}' has an empty alias (a doubled or trailing comma); remove it", java_trim(&p.value))));
+            return Err(
+                ConfigError::at(file, p, format!("clusters='{}' has an empty alias (a doubled or trailing comma)", java_trim(&p.value))).with_fix("remove it")
+            );
         }
         if alias.contains(['#', ' ', '\t']) {
             let hint = if alias.contains('#') { "; '#' starts a comment only at the beginning of a line, so move the comment to its own line" } else { "" };
-            return Err(ConfigError(format!("{at}: cluster alias '{alias}' contains a space or '#'{hint}")));
+            return Err(ConfigError::at(file, p, format!("cluster alias '{alias}' contains a space or '#'{hint}")));
         }
         if alias.contains("->") {
-            return Err(ConfigError(format!("{at}: cluster alias '{alias}' contains '->', which Java's flow keys (A->B.enabled) cannot tell apart")));
+            return Err(ConfigError::at(file, p, format!("cluster alias '{alias}' contains '->', which Java's flow keys (A->B.enabled) cannot tell apart")));
         }
         if !out.contains(&alias) {
             out.push(alias);
@@ -280,12 +282,12 @@ fn aliases(file: &PropertiesFile) -> Result<Vec<String>, ConfigError> {
 /// `clusterPairs()`: a herder per ordered pair that is enabled or emits
 /// heartbeats, both read with `Boolean.parseBoolean` (untrimmed).
 fn herders(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> Result<Vec<(String, String)>, ConfigError> {
-    let global_hb = file.get("emit.heartbeats.enabled");
+    let global_hb = file.get(keys::EMIT_HEARTBEATS_ENABLED.name);
     let mut pairs = Vec::new();
     for s in aliases {
         for t in aliases.iter().filter(|t| *t != s) {
-            let enabled = file.get(&format!("{s}->{t}.enabled"));
-            let hb = file.get(&format!("{s}->{t}.emit.heartbeats.enabled")).or(global_hb);
+            let enabled = file.get(&format!("{s}->{t}.{}", keys::ENABLED.name));
+            let hb = file.get(&format!("{s}->{t}.{}", keys::EMIT_HEARTBEATS_ENABLED.name)).or(global_hb);
             for p in [enabled, hb].into_iter().flatten() {
                 strict_boolean(file, p)?;
                 raw_boolean_warning(file, p, msgs);
@@ -306,12 +308,11 @@ fn strict_boolean(file: &PropertiesFile, p: &Property) -> Result<(), ConfigError
     if v.eq_ignore_ascii_case("true") || v.eq_ignore_ascii_case("false") {
         return Ok(());
     }
-    Err(ConfigError(format!(
-        "{}: {}='{}' must be true or false: Java reads anything else as false here and refuses it in the connectors",
-        file.at(p),
-        p.key,
-        p.value
-    )))
+    Err(ConfigError::at(
+        file,
+        p,
+        format!("{}='{}' must be true or false: Java reads anything else as false here and refuses it in the connectors", p.key, p.value),
+    ))
 }
 
 /// Java reads these raw in `clusterPairs()` but trimmed in the connectors:
@@ -361,21 +362,22 @@ fn restrict(
             only[0]
         )
     };
-    Err(ConfigError(format!("{}: no source->target replication flow to run: {why}", file.path.display())))
+    Err(ConfigError::in_file(&file.path, format!("no source->target replication flow to run: {why}")))
 }
 
 fn cluster(file: &PropertiesFile, alias: &str) -> Result<Cluster, ConfigError> {
     let props = assemble::cluster_props(file, alias);
-    let Some(v) = props.get("bootstrap.servers") else {
-        return Err(ConfigError(format!(
-            "{}: {alias}.bootstrap.servers is missing; every cluster a flow uses needs its brokers: add '{alias}.bootstrap.servers = host:port'",
-            file.path.display()
-        )));
+    let Some(v) = props.get(keys::BOOTSTRAP_SERVERS) else {
+        return Err(ConfigError::in_file(
+            &file.path,
+            format!("{alias}.bootstrap.servers is missing; every cluster a flow uses needs its brokers: add '{alias}.bootstrap.servers = host:port'"),
+        )
+        .with_key(format!("{alias}.bootstrap.servers")));
     };
     let list = parse_list(&v.value);
     let p = v.from.expect("bootstrap.servers comes from the file");
     if list.iter().all(String::is_empty) {
-        return Err(ConfigError(format!("{}: {} is empty; give the brokers as host:port,host:port", file.at(p), p.key)));
+        return Err(ConfigError::at(file, p, format!("{} is empty", p.key)).with_fix("give the brokers as host:port,host:port"));
     }
     Ok(Cluster { alias: alias.to_string(), bootstrap: list.join(","), line: p.line })
 }
@@ -389,16 +391,18 @@ fn check_topology(file: &PropertiesFile, clusters: &[Cluster], flows: &[Flow], m
     };
     for f in flows.iter().filter(|f| f.enabled) {
         if servers(&f.source) == servers(&f.target) {
-            return Err(ConfigError(format!(
-                "{}: {} and {} have the same bootstrap.servers: flow {} would replicate the cluster into itself, renaming topics again on \
+            return Err(ConfigError::in_file(
+                &file.path,
+                format!(
+                    "{} and {} have the same bootstrap.servers: flow {} would replicate the cluster into itself, renaming topics again on \
                  every pass ({}.{}.topic, ...). Point one alias at the other cluster",
-                file.path.display(),
-                f.source,
-                f.target,
-                f.name(),
-                f.source,
-                f.source
-            )));
+                    f.source,
+                    f.target,
+                    f.name(),
+                    f.source,
+                    f.source
+                ),
+            ));
         }
         let back = flows.iter().any(|b| b.enabled && b.source == f.target && b.target == f.source);
         if back && f.policy.kind == PolicyKind::Identity && f.source < f.target {
@@ -435,25 +439,24 @@ fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<
     let policy = policy_of(file, &cc, &mut r, &settings.replication_policy_class, s, msgs)?;
     let (mut origins, warnings) = (r.origins, r.warnings);
     warnings.into_iter().for_each(|w| msgs.warn(w));
-    for (key, class) in [
-        ("topic.filter.class", &settings.topic_filter_class),
-        ("group.filter.class", &settings.group_filter_class),
-        ("config.property.filter.class", &settings.config_property_filter_class),
-        ("forwarding.admin.class", &settings.forwarding_admin_class),
+    for (def, class) in [
+        (keys::TOPIC_FILTER_CLASS, &settings.topic_filter_class),
+        (keys::GROUP_FILTER_CLASS, &settings.group_filter_class),
+        (keys::CONFIG_PROPERTY_FILTER_CLASS, &settings.config_property_filter_class),
+        (keys::FORWARDING_ADMIN_CLASS, &settings.forwarding_admin_class),
     ] {
-        let default = keys::connector_def(key).and_then(|d| d.default).unwrap_or_default();
+        let (key, default) = (def.name, def.default.unwrap_or_default());
         if class != default {
-            return Err(ConfigError(format!(
-                "{}: {key}={class}: custom Java classes cannot be loaded here; remove the line to use {default}",
-                at_of(file, &cc, key)
-            )));
+            return Err(error_of(file, &cc, key, format!("{key}={class}: custom Java classes cannot be loaded here"))
+                .with_fix(format!("remove the line to use {default}")));
         }
     }
     let filter = |inc: &[String], exc: &[String], keys: [&str; 2]| {
-        NameFilter::new(inc, exc).map_err(|e| ConfigError(format!("{} / {}: {e}", at_of(file, &cc, keys[0]), at_of(file, &cc, keys[1]))))
+        // Two keys, each with its own place: the text names both.
+        NameFilter::new(inc, exc).map_err(|e| ConfigError::new(format!("{} / {}: {e}", at_of(file, &cc, keys[0]), at_of(file, &cc, keys[1]))).with_key(keys[0]))
     };
-    let topics = filter(&settings.topics, &settings.topics_exclude, ["topics", "topics.exclude"])?;
-    let groups = filter(&settings.groups, &settings.groups_exclude, ["groups", "groups.exclude"])?;
+    let topics = filter(&settings.topics, &settings.topics_exclude, [keys::TOPICS.name, keys::TOPICS_EXCLUDE.name])?;
+    let groups = filter(&settings.groups, &settings.groups_exclude, [keys::GROUPS.name, keys::GROUPS_EXCLUDE.name])?;
     let worker_cfg = worker_config(file, s, t);
     let mut wr = settings::Reader::new(&worker_cfg, &file.path);
     let worker = settings::read_worker(&mut wr)?;
@@ -483,6 +486,14 @@ fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<
 }
 
 /// `file:line: key` of a connector key of the flow, or "default key".
+/// An error of `key` in a flow's connector config, placed as [`at_of`] places it.
+fn error_of(file: &PropertiesFile, cc: &Config<'_>, key: &str, problem: String) -> ConfigError {
+    match cc.get(key).and_then(|v| v.from) {
+        Some(p) => ConfigError::at(file, p, format!("{}: {problem}", p.key)),
+        None => ConfigError::in_file(&file.path, format!("default {key}: {problem}")).with_key(key),
+    }
+}
+
 fn at_of(file: &PropertiesFile, cc: &Config<'_>, key: &str) -> String {
     match cc.get(key).and_then(|v| v.from) {
         Some(p) => format!("{}: {}", file.at(p), p.key),
@@ -500,15 +511,15 @@ fn policy_of(
     source: &str,
     msgs: &mut Messages,
 ) -> Result<ReplicationPolicy, ConfigError> {
-    let kind = PolicyKind::from_class(class).map_err(|e| ConfigError(format!("{}: {e}", at_of(file, cc, "replication.policy.class"))))?;
-    let sep = cc.get("replication.policy.separator");
+    let kind = PolicyKind::from_class(class).map_err(|e| error_of(file, cc, keys::REPLICATION_POLICY_CLASS.name, e.to_string()))?;
+    let sep = cc.get(keys::REPLICATION_POLICY_SEPARATOR.name);
     if let Some(p) = sep.and_then(|v| v.from) {
         if p.value.is_empty() {
-            return Err(ConfigError(format!(
-                "{}: {} is empty: remote topics would be named <alias><topic> and could not be told apart; write '.' (the default) or e.g. '_'",
-                file.at(p),
-                p.key
-            )));
+            return Err(ConfigError::at(
+                file,
+                p,
+                format!("{} is empty: remote topics would be named <alias><topic> and could not be told apart; write '.' (the default) or e.g. '_'", p.key),
+            ));
         }
         if java_trim(&p.value) != p.value {
             msgs.warn(format!(
@@ -520,9 +531,10 @@ fn policy_of(
             ));
         }
     }
-    let strict = r.bool("replication.policy.internal.topic.separator.enabled")?;
-    let internal = cc.get("replication.policy.internal.topic.separator.enabled").map(|v| parse_boolean(&v.value));
-    if let (Some(false), true, Some(p)) = (internal, strict, cc.get("replication.policy.internal.topic.separator.enabled").and_then(|v| v.from)) {
+    let internal_def = &keys::REPLICATION_POLICY_INTERNAL_TOPIC_SEPARATOR_ENABLED;
+    let strict = r.bool(internal_def)?;
+    let internal = r.raw(internal_def).map(|v| parse_boolean(&v.value));
+    if let (Some(false), true, Some(p)) = (internal, strict, r.raw(internal_def).and_then(|v| v.from)) {
         msgs.warn(format!(
             "{}: {}='{}' ends in whitespace: the policy reads it with Boolean.parseBoolean, untrimmed, as false (dotted internal topic names), as Java does",
             file.at(p),
@@ -530,7 +542,7 @@ fn policy_of(
             p.value
         ));
     }
-    let alias = cc.get("source.cluster.alias").map(|v| v.value.as_str());
+    let alias = cc.get(keys::SOURCE_CLUSTER_ALIAS.name).map(|v| v.value.as_str());
     Ok(ReplicationPolicy::configure(kind, sep.map(|v| v.value.as_str()), internal, alias))
 }
 
@@ -547,7 +559,7 @@ struct Clients {
 /// Every client of the flow with the settings Java adds (§1.4).
 fn clients(file: &PropertiesFile, cc: &Config<'_>, s: &str, t: &str, msgs: &mut Messages) -> Clients {
     let id = |connector: &str, role: &str| ClientDefault {
-        key: "client.id",
+        key: keys::CLIENT_ID,
         value: format!("{s}->{t}|{connector}|{role}"),
         kind: DefaultKind::Forced,
         why: "MirrorMaker 2 names each client by flow, connector and role (KAFKA-14838), after the file's client.id",
@@ -598,6 +610,6 @@ fn connect_producer_base() -> Vec<ClientDefault> {
         base("acks", "all", "Connect's base: no loss"),
         base("max.in.flight.requests.per.connection", "1", order),
         base("delivery.timeout.ms", "2147483647", "Connect's base: retry (practically) forever"),
-        base("client.id", "connector-producer-MirrorSourceConnector-0", "Connect's name for the task's producer"),
+        base(keys::CLIENT_ID, "connector-producer-MirrorSourceConnector-0", "Connect's name for the task's producer"),
     ]
 }

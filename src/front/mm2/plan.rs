@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use log::{info, warn};
 
+use super::keys::{CONFIG_PROPERTIES_EXCLUDE, GROUP_ID};
 use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate;
@@ -95,7 +96,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         info!("{}: flows both ways with IdentityReplicationPolicy: records carry the provenance header, so none goes back where it came from", f.name());
     }
     let exclude = NameFilter::new(&f.settings.config_properties_exclude, &[])
-        .map_err(|e| ConfigError(format!("{}: config.properties.exclude: {e}", cfg.path.display())))?;
+        .map_err(|e| ConfigError::in_file(&cfg.path, format!("{}: {e}", CONFIG_PROPERTIES_EXCLUDE.name)).with_key(CONFIG_PROPERTIES_EXCLUDE.name))?;
     Ok(Flow {
         name: f.name(),
         source_origin: format!("cluster {} of {}", f.source, cfg.path.display()),
@@ -158,8 +159,8 @@ fn consumer_settings(f: &Mm2Flow) -> Result<ClientSettings, ConfigError> {
             file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
         }
     }
-    if file.get("group.id").is_none() {
-        file.props.push(Property { key: "group.id".into(), value: group_id(f), line: 0 });
+    if file.get(GROUP_ID).is_none() {
+        file.props.push(Property { key: GROUP_ID.into(), value: group_id(f), line: 0 });
     }
     let mut settings = translate::translate_with(&file, Role::Consumer, TranslateOptions::default())?;
     settings.group_id = settings.group_id.or_else(|| Some(group_id(f)));

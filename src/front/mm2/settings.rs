@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::assemble::{Config, Val};
-use super::keys::{connector_def, list_default, worker_def, KeyDef, Ty, DEPRECATED};
+use super::keys::*;
 use super::raw::{java_trim, parse_list};
 use super::SettingOrigin;
 use crate::front::properties::ConfigError;
@@ -143,44 +143,49 @@ impl<'c, 'a> Reader<'c, 'a> {
     }
 
     fn refuse(&self, v: &Option<Val<'_>>, key: &str, value: &str, why: &str) -> ConfigError {
-        let at = v.as_ref().map_or_else(|| format!("default {key}"), |v| self.at(v));
-        ConfigError(format!("{at}='{value}' {why}"))
-    }
-
-    fn def(key: &str) -> &'static KeyDef {
-        connector_def(key).or_else(|| worker_def(key)).unwrap_or_else(|| panic!("{key} is in neither key table"))
-    }
-
-    pub fn bool(&mut self, key: &str) -> Result<bool, ConfigError> {
-        let (t, v) = self.text(Self::def(key));
-        match t.to_ascii_lowercase().as_str() {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => {
-                Err(self.refuse(&v, key, &t, "must be true or false: Java's ConfigDef refuses anything else (yes, 1, on ...) and the connector does not start"))
+        match v.as_ref().and_then(|v| v.from) {
+            Some(p) => ConfigError::at_line(self.path, p.line, format!("{}='{value}' {why}", p.key)).with_key(p.key.clone()),
+            // Java's default, or a value the driver sets: no line says it.
+            None => {
+                let at = v.as_ref().map_or_else(|| format!("default {key}"), |v| self.at(v));
+                ConfigError::new(format!("{at}='{value}' {why}")).with_key(key)
             }
         }
     }
 
-    fn number<T: std::str::FromStr>(&mut self, key: &str, what: &str) -> Result<T, ConfigError> {
-        let (t, v) = self.text(Self::def(key));
-        t.parse::<T>().map_err(|_| self.refuse(&v, key, &t, &format!("must be a whole number ({what}), as Java's ConfigDef reads it")))
+    pub fn bool(&mut self, def: &KeyDef) -> Result<bool, ConfigError> {
+        let (t, v) = self.text(def);
+        match t.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(self.refuse(
+                &v,
+                def.name,
+                &t,
+                "must be true or false: Java's ConfigDef refuses anything else (yes, 1, on ...) and the connector does not start",
+            )),
+        }
     }
 
-    pub fn int(&mut self, key: &str) -> Result<i32, ConfigError> {
-        self.number(key, "INT, -2147483648..2147483647")
+    fn number<T: std::str::FromStr>(&mut self, def: &KeyDef, what: &str) -> Result<T, ConfigError> {
+        let (t, v) = self.text(def);
+        t.parse::<T>().map_err(|_| self.refuse(&v, def.name, &t, &format!("must be a whole number ({what}), as Java's ConfigDef reads it")))
     }
 
-    pub fn short(&mut self, key: &str) -> Result<i16, ConfigError> {
-        self.number(key, "SHORT, -32768..32767")
+    pub fn int(&mut self, def: &KeyDef) -> Result<i32, ConfigError> {
+        self.number(def, "INT, -2147483648..2147483647")
     }
 
-    pub fn long(&mut self, key: &str) -> Result<i64, ConfigError> {
-        self.number(key, "LONG")
+    pub fn short(&mut self, def: &KeyDef) -> Result<i16, ConfigError> {
+        self.number(def, "SHORT, -32768..32767")
     }
 
-    pub fn list(&mut self, key: &str) -> Vec<String> {
-        let def = Self::def(key);
+    pub fn long(&mut self, def: &KeyDef) -> Result<i64, ConfigError> {
+        self.number(def, "LONG")
+    }
+
+    pub fn list(&mut self, def: &KeyDef) -> Vec<String> {
+        let key = def.name;
         match self.lookup(key) {
             Some(v) => {
                 let at = self.at(&v);
@@ -198,13 +203,13 @@ impl<'c, 'a> Reader<'c, 'a> {
         }
     }
 
-    pub fn string(&mut self, key: &str) -> String {
-        self.text(Self::def(key)).0
+    pub fn string(&mut self, def: &KeyDef) -> String {
+        self.text(def).0
     }
 
     /// A `ValidString.in(...)` key: one of its values (any case where Java allows it), lower-cased.
-    pub fn one_of(&mut self, key: &str) -> Result<String, ConfigError> {
-        let def = Self::def(key);
+    pub fn one_of(&mut self, def: &KeyDef) -> Result<String, ConfigError> {
+        let key = def.name;
         let (allowed, any_case) = match def.ty {
             Ty::OneOf(a) => (a, false),
             Ty::OneOfAnyCase(a) => (a, true),
@@ -220,24 +225,25 @@ impl<'c, 'a> Reader<'c, 'a> {
     }
 
     /// The raw value of a key, untrimmed, for the few Java reads raw.
-    pub fn raw(&self, key: &str) -> Option<&Val<'a>> {
-        self.cc.get(key)
+    pub fn raw(&self, def: &KeyDef) -> Option<&Val<'a>> {
+        self.cc.get(def.name)
     }
 
-    fn periodic(&mut self, job: &str) -> Result<Periodic, ConfigError> {
-        Ok(Periodic { enabled: self.bool(&format!("{job}.enabled"))?, interval_seconds: self.long(&format!("{job}.interval.seconds"))? })
+    /// A job's `<job>.enabled` and `<job>.interval.seconds`.
+    fn periodic(&mut self, enabled: &KeyDef, interval: &KeyDef) -> Result<Periodic, ConfigError> {
+        Ok(Periodic { enabled: self.bool(enabled)?, interval_seconds: self.long(interval)? })
     }
 
     /// Replication factors: Java creates topics with `(short)` of the value;
     /// only -1 (the broker's default) and 1 and up make a topic.
-    fn replication_factor(&mut self, key: &str, value: i64) -> Result<(), ConfigError> {
+    fn replication_factor(&mut self, def: &KeyDef, value: i64) -> Result<(), ConfigError> {
         if value == -1 || (1..=i64::from(i16::MAX)).contains(&value) {
             return Ok(());
         }
-        let v = self.cc.get(key).cloned();
+        let v = self.cc.get(def.name).cloned();
         Err(self.refuse(
             &v,
-            key,
+            def.name,
             &value.to_string(),
             "must be at least 1 (or -1 for the broker's default.replication.factor): Java cannot create topics with it",
         ))
@@ -246,68 +252,68 @@ impl<'c, 'a> Reader<'c, 'a> {
 
 /// All §1.6 keys of one flow.
 pub(crate) fn read(r: &mut Reader<'_, '_>) -> Result<FlowSettings, ConfigError> {
-    let tasks_max = r.int("tasks.max")?;
+    let tasks_max = r.int(&TASKS_MAX)?;
     if tasks_max < 1 {
-        let v = r.raw("tasks.max").cloned();
-        return Err(r.refuse(&v, "tasks.max", &tasks_max.to_string(), "must be at least 1, as Java's ConfigDef requires"));
+        let v = r.raw(&TASKS_MAX).cloned();
+        return Err(r.refuse(&v, TASKS_MAX.name, &tasks_max.to_string(), "must be at least 1, as Java's ConfigDef requires"));
     }
-    let replication_factor = r.int("replication.factor")?;
-    r.replication_factor("replication.factor", replication_factor.into())?;
-    let offset_syncs_rf = r.short("offset-syncs.topic.replication.factor")?;
-    r.replication_factor("offset-syncs.topic.replication.factor", offset_syncs_rf.into())?;
-    let checkpoints_rf = r.short("checkpoints.topic.replication.factor")?;
-    r.replication_factor("checkpoints.topic.replication.factor", checkpoints_rf.into())?;
-    let heartbeats_rf = r.short("heartbeats.topic.replication.factor")?;
-    r.replication_factor("heartbeats.topic.replication.factor", heartbeats_rf.into())?;
-    let location = match r.one_of("offset-syncs.topic.location")?.as_str() {
+    let replication_factor = r.int(&REPLICATION_FACTOR)?;
+    r.replication_factor(&REPLICATION_FACTOR, replication_factor.into())?;
+    let offset_syncs_rf = r.short(&OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)?;
+    r.replication_factor(&OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR, offset_syncs_rf.into())?;
+    let checkpoints_rf = r.short(&CHECKPOINTS_TOPIC_REPLICATION_FACTOR)?;
+    r.replication_factor(&CHECKPOINTS_TOPIC_REPLICATION_FACTOR, checkpoints_rf.into())?;
+    let heartbeats_rf = r.short(&HEARTBEATS_TOPIC_REPLICATION_FACTOR)?;
+    r.replication_factor(&HEARTBEATS_TOPIC_REPLICATION_FACTOR, heartbeats_rf.into())?;
+    let location = match r.one_of(&OFFSET_SYNCS_TOPIC_LOCATION)?.as_str() {
         "target" => Location::Target,
         _ => Location::Source,
     };
-    let use_defaults_from = match r.one_of("use.defaults.from")?.as_str() {
+    let use_defaults_from = match r.one_of(&USE_DEFAULTS_FROM)?.as_str() {
         "source" => DefaultsFrom::Source,
         _ => DefaultsFrom::Target,
     };
-    let incremental = match r.one_of("use.incremental.alter.configs")?.as_str() {
+    let incremental = match r.one_of(&USE_INCREMENTAL_ALTER_CONFIGS)?.as_str() {
         "required" => IncrementalAlterConfigs::Required,
         "never" => IncrementalAlterConfigs::Never,
         _ => IncrementalAlterConfigs::Requested,
     };
     // Recorded trimmed for `origins`; the policy takes it raw, as Java's does.
-    r.string("replication.policy.separator");
-    let separator = r.raw("replication.policy.separator").map(|v| v.value.clone());
+    r.string(&REPLICATION_POLICY_SEPARATOR);
+    let separator = r.raw(&REPLICATION_POLICY_SEPARATOR).map(|v| v.value.clone());
     Ok(FlowSettings {
-        enabled: r.bool("enabled")?,
+        enabled: r.bool(&ENABLED)?,
         tasks_max,
-        topics: r.list("topics"),
-        topics_exclude: r.list("topics.exclude"),
-        groups: r.list("groups"),
-        groups_exclude: r.list("groups.exclude"),
+        topics: r.list(&TOPICS),
+        topics_exclude: r.list(&TOPICS_EXCLUDE),
+        groups: r.list(&GROUPS),
+        groups_exclude: r.list(&GROUPS_EXCLUDE),
         replication_factor,
         offset_syncs_topic_replication_factor: offset_syncs_rf,
         checkpoints_topic_replication_factor: checkpoints_rf,
         heartbeats_topic_replication_factor: heartbeats_rf,
         offset_syncs_topic_location: location,
-        emit_offset_syncs_enabled: r.bool("emit.offset-syncs.enabled")?,
-        offset_lag_max: r.long("offset.lag.max")?,
-        refresh_topics: r.periodic("refresh.topics")?,
-        sync_topic_configs: r.periodic("sync.topic.configs")?,
-        sync_topic_acls: r.periodic("sync.topic.acls")?,
-        refresh_groups: r.periodic("refresh.groups")?,
-        emit_checkpoints: r.periodic("emit.checkpoints")?,
-        sync_group_offsets: r.periodic("sync.group.offsets")?,
-        emit_heartbeats: r.periodic("emit.heartbeats")?,
-        config_properties_exclude: r.list("config.properties.exclude"),
+        emit_offset_syncs_enabled: r.bool(&EMIT_OFFSET_SYNCS_ENABLED)?,
+        offset_lag_max: r.long(&OFFSET_LAG_MAX)?,
+        refresh_topics: r.periodic(&REFRESH_TOPICS_ENABLED, &REFRESH_TOPICS_INTERVAL_SECONDS)?,
+        sync_topic_configs: r.periodic(&SYNC_TOPIC_CONFIGS_ENABLED, &SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS)?,
+        sync_topic_acls: r.periodic(&SYNC_TOPIC_ACLS_ENABLED, &SYNC_TOPIC_ACLS_INTERVAL_SECONDS)?,
+        refresh_groups: r.periodic(&REFRESH_GROUPS_ENABLED, &REFRESH_GROUPS_INTERVAL_SECONDS)?,
+        emit_checkpoints: r.periodic(&EMIT_CHECKPOINTS_ENABLED, &EMIT_CHECKPOINTS_INTERVAL_SECONDS)?,
+        sync_group_offsets: r.periodic(&SYNC_GROUP_OFFSETS_ENABLED, &SYNC_GROUP_OFFSETS_INTERVAL_SECONDS)?,
+        emit_heartbeats: r.periodic(&EMIT_HEARTBEATS_ENABLED, &EMIT_HEARTBEATS_INTERVAL_SECONDS)?,
+        config_properties_exclude: r.list(&CONFIG_PROPERTIES_EXCLUDE),
         use_defaults_from,
         use_incremental_alter_configs: incremental,
-        consumer_poll_timeout_ms: r.long("consumer.poll.timeout.ms")?,
-        admin_timeout_ms: r.long("admin.timeout.ms")?,
-        add_source_alias_to_metrics: r.bool("add.source.alias.to.metrics")?,
-        replication_policy_class: r.string("replication.policy.class"),
+        consumer_poll_timeout_ms: r.long(&CONSUMER_POLL_TIMEOUT_MS)?,
+        admin_timeout_ms: r.long(&ADMIN_TIMEOUT_MS)?,
+        add_source_alias_to_metrics: r.bool(&ADD_SOURCE_ALIAS_TO_METRICS)?,
+        replication_policy_class: r.string(&REPLICATION_POLICY_CLASS),
         replication_policy_separator: separator,
-        topic_filter_class: r.string("topic.filter.class"),
-        group_filter_class: r.string("group.filter.class"),
-        config_property_filter_class: r.string("config.property.filter.class"),
-        forwarding_admin_class: r.string("forwarding.admin.class"),
+        topic_filter_class: r.string(&TOPIC_FILTER_CLASS),
+        group_filter_class: r.string(&GROUP_FILTER_CLASS),
+        config_property_filter_class: r.string(&CONFIG_PROPERTY_FILTER_CLASS),
+        forwarding_admin_class: r.string(&FORWARDING_ADMIN_CLASS),
     })
 }
 
@@ -334,18 +340,18 @@ pub struct WorkerSettings {
 
 pub(crate) fn read_worker(r: &mut Reader<'_, '_>) -> Result<WorkerSettings, ConfigError> {
     Ok(WorkerSettings {
-        group_id: r.string("group.id"),
-        client_id: r.string("client.id"),
-        offset_storage_topic: r.string("offset.storage.topic"),
-        config_storage_topic: r.string("config.storage.topic"),
-        status_storage_topic: r.string("status.storage.topic"),
-        offset_storage_partitions: r.int("offset.storage.partitions")?,
-        status_storage_partitions: r.int("status.storage.partitions")?,
-        offset_storage_replication_factor: r.short("offset.storage.replication.factor")?,
-        config_storage_replication_factor: r.short("config.storage.replication.factor")?,
-        status_storage_replication_factor: r.short("status.storage.replication.factor")?,
-        offset_flush_interval_ms: r.long("offset.flush.interval.ms")?,
-        offset_flush_timeout_ms: r.long("offset.flush.timeout.ms")?,
-        exactly_once_source_support: r.one_of("exactly.once.source.support")?,
+        group_id: r.string(&WORKER_GROUP_ID),
+        client_id: r.string(&WORKER_CLIENT_ID),
+        offset_storage_topic: r.string(&OFFSET_STORAGE_TOPIC),
+        config_storage_topic: r.string(&CONFIG_STORAGE_TOPIC),
+        status_storage_topic: r.string(&STATUS_STORAGE_TOPIC),
+        offset_storage_partitions: r.int(&OFFSET_STORAGE_PARTITIONS)?,
+        status_storage_partitions: r.int(&STATUS_STORAGE_PARTITIONS)?,
+        offset_storage_replication_factor: r.short(&OFFSET_STORAGE_REPLICATION_FACTOR)?,
+        config_storage_replication_factor: r.short(&CONFIG_STORAGE_REPLICATION_FACTOR)?,
+        status_storage_replication_factor: r.short(&STATUS_STORAGE_REPLICATION_FACTOR)?,
+        offset_flush_interval_ms: r.long(&OFFSET_FLUSH_INTERVAL_MS)?,
+        offset_flush_timeout_ms: r.long(&OFFSET_FLUSH_TIMEOUT_MS)?,
+        exactly_once_source_support: r.one_of(&EXACTLY_ONCE_SOURCE_SUPPORT)?,
     })
 }

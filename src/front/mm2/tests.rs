@@ -39,7 +39,7 @@ fn warned(c: &Mm2Config, needles: &[&str]) -> bool {
 fn err(text: &str) -> String {
     match parse_str(text) {
         Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e.0,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -208,7 +208,7 @@ fn clusters_option_restricts_by_target() {
     let c = only(&["B", "X"]).unwrap();
     assert!(warned(&c, &["--clusters X", "not an alias"]));
     // Nothing left: Java's "No source->target replication flows.", with the fix.
-    let e = parse(Path::new("mm2.properties"), format!("{BASE}emit.heartbeats.enabled=false\n").as_bytes(), &["A".to_string()]).unwrap_err().0;
+    let e = parse(Path::new("mm2.properties"), format!("{BASE}emit.heartbeats.enabled=false\n").as_bytes(), &["A".to_string()]).unwrap_err().to_string();
     assert!(e.contains("no source->target replication flow") && e.contains("--clusters A") && e.contains("flows exist into B"), "{e}");
     let e = err("clusters = A\nA.bootstrap.servers = a:1\n");
     assert!(e.contains("a flow needs two"), "{e}");
@@ -341,7 +341,7 @@ fn the_files_translate_and_errors_name_the_mm2_line() {
     assert_eq!(s.get("compression.type"), Some("zstd"));
     assert_eq!(s.bootstrap, "b1:9092");
     let c = with("B.producer.compression.codec = wrong\n");
-    let e = translate::translate(&flow(&c, "A->B").producer.file, Role::Producer).unwrap_err().0;
+    let e = translate::translate(&flow(&c, "A->B").producer.file, Role::Producer).unwrap_err().to_string();
     assert!(e.starts_with("mm2.properties:5: compression.codec='wrong'"), "{e}");
 }
 

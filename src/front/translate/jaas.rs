@@ -33,13 +33,31 @@ impl JaasConfig {
     }
 }
 
-/// Why a `sasl.jaas.config` value could not be read; never contains values.
+/// Why a `sasl.jaas.config` value could not be read; never contains values
+/// (options are named by their place, `option 2`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct JaasError(pub String);
+pub enum JaasError {
+    /// A `/* comment` or a quoted value opened at character `at` (from 1) and never closed.
+    Unclosed { what: &'static str, at: usize },
+    /// The entry is not `Module flag key=value ...;` (empty, no class, no flag, no `;`).
+    Shape(&'static str),
+    /// Option `n` (from 1) is not `key=value`; `problem` says how.
+    Option { n: usize, problem: &'static str },
+    /// More than one login module.
+    SeveralModules,
+}
+
+/// How to write a value the tokenizer would split.
+const QUOTE_HINT: &str = "a value with spaces, ';', '=' or quotes must be written in double quotes: key=\"...\"";
 
 impl fmt::Display for JaasError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            JaasError::Unclosed { what, at } => write!(f, "a {what} opened at character {at} is never closed"),
+            JaasError::Shape(problem) => f.write_str(problem),
+            JaasError::Option { n, problem } => write!(f, "option {n} {problem} ({QUOTE_HINT})"),
+            JaasError::SeveralModules => f.write_str("it holds more than one login module; a Kafka client's sasl.jaas.config must contain exactly one"),
+        }
     }
 }
 
@@ -72,7 +90,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, JaasError> {
                 i += 1;
             }
             if i + 1 >= chars.len() {
-                return Err(JaasError(format!("a /* comment opened at character {} is never closed", start + 1)));
+                return Err(JaasError::Unclosed { what: "/* comment", at: start + 1 });
             }
             i += 2;
         } else if c == '=' {
@@ -87,7 +105,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, JaasError> {
             let mut s = String::new();
             loop {
                 let Some(&c) = chars.get(i) else {
-                    return Err(JaasError(format!("a quoted value opened at character {} is never closed", start + 1)));
+                    return Err(JaasError::Unclosed { what: "quoted value", at: start + 1 });
                 };
                 i += 1;
                 match c {
@@ -127,35 +145,34 @@ pub fn parse(text: &str) -> Result<JaasConfig, JaasError> {
     let mut it = toks.into_iter().peekable();
     let module = match it.next() {
         Some(Token::Word(w)) => w,
-        None => return Err(JaasError("it is empty; expected 'LoginModuleClass required key=\"value\" ...;'".into())),
-        Some(_) => return Err(JaasError("it must start with a login module class name".into())),
+        None => return Err(JaasError::Shape("it is empty; expected 'LoginModuleClass required key=\"value\" ...;'")),
+        Some(_) => return Err(JaasError::Shape("it must start with a login module class name")),
     };
     let flag = match it.next() {
         Some(Token::Word(w)) if ["required", "requisite", "sufficient", "optional"].contains(&w.to_ascii_lowercase().as_str()) => w.to_ascii_lowercase(),
-        _ => return Err(JaasError("the login module class name must be followed by a control flag (required, requisite, sufficient or optional)".into())),
+        _ => return Err(JaasError::Shape("the login module class name must be followed by a control flag (required, requisite, sufficient or optional)")),
     };
-    const QUOTE_HINT: &str = "a value with spaces, ';', '=' or quotes must be written in double quotes: key=\"...\"";
     let mut options: Vec<(String, String)> = Vec::new();
     for n in 1.. {
         match it.next() {
             Some(Token::Semicolon) => break,
             Some(Token::Word(key)) => {
                 if it.next() != Some(Token::Equals) {
-                    return Err(JaasError(format!("option {n} must be key=value, but its name is not followed by '=' ({QUOTE_HINT})")));
+                    return Err(JaasError::Option { n, problem: "must be key=value, but its name is not followed by '='" });
                 }
                 let value = match it.next() {
                     Some(Token::Word(v) | Token::Quoted(v)) => v,
-                    _ => return Err(JaasError(format!("option {n} has no value after '=' ({QUOTE_HINT})"))),
+                    _ => return Err(JaasError::Option { n, problem: "has no value after '='" }),
                 };
                 options.retain(|(k, _)| *k != key);
                 options.push((key, value));
             }
-            None => return Err(JaasError("the options must end with ';'".into())),
-            Some(_) => return Err(JaasError(format!("option {n} starts with '=' or quoted text; expected key=value ({QUOTE_HINT})"))),
+            None => return Err(JaasError::Shape("the options must end with ';'")),
+            Some(_) => return Err(JaasError::Option { n, problem: "starts with '=' or quoted text; expected key=value" }),
         }
     }
     if it.peek().is_some() {
-        return Err(JaasError("it holds more than one login module; a Kafka client's sasl.jaas.config must contain exactly one".into()));
+        return Err(JaasError::SeveralModules);
     }
     Ok(JaasConfig { module, flag, options })
 }
@@ -203,8 +220,8 @@ mod tests {
             ("= required;", "class name"),
         ] {
             let e = parse(text).unwrap_err();
-            assert!(e.0.contains(needle), "{text}: {e}");
-            assert!(!e.0.contains("hunter2"), "{text}: {e}");
+            assert!(e.to_string().contains(needle), "{text}: {e}");
+            assert!(!e.to_string().contains("hunter2"), "{text}: {e}");
         }
     }
 
@@ -231,7 +248,7 @@ mod tests {
             "M required password=CANARY-a//CANARY-b",
         ] {
             let e = parse(text).unwrap_err();
-            assert!(!e.0.contains("CANARY"), "{text}: {e}");
+            assert!(!e.to_string().contains("CANARY"), "{text}: {e}");
         }
     }
 }

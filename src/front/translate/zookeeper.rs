@@ -15,11 +15,22 @@ use std::time::Duration;
 /// Why the brokers could not be read; the message names the ZooKeeper
 /// address and what failed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ZkError(pub String);
+pub enum ZkError {
+    /// `zookeeper.connect` cannot be read as `host:port,...[/chroot]`.
+    ConnectString(String),
+    /// No server could be reached: resolving, connecting, reading or writing failed.
+    Unreachable(String),
+    /// A server answered, but not as ZooKeeper does, or with an error code.
+    Protocol(String),
+    /// ZooKeeper answered, but registers no broker this mirror can use.
+    NoBrokers(String),
+}
 
 impl fmt::Display for ZkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ZkError::ConnectString(m) | ZkError::Unreachable(m) | ZkError::Protocol(m) | ZkError::NoBrokers(m) => f.write_str(m),
+        }
     }
 }
 
@@ -48,7 +59,7 @@ impl ConnectString {
             .map(|h| if h.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) { h.to_string() } else { format!("{h}:2181") })
             .collect();
         if hosts.is_empty() {
-            return Err(ZkError(format!("zookeeper.connect '{s}' names no host")));
+            return Err(ZkError::ConnectString(format!("zookeeper.connect '{s}' names no host")));
         }
         Ok(ConnectString { hosts, chroot: chroot.to_string() })
     }
@@ -105,7 +116,7 @@ struct In<'a>(&'a [u8]);
 impl In<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], ZkError> {
         if self.0.len() < n {
-            return Err(ZkError("truncated ZooKeeper response".into()));
+            return Err(ZkError::Protocol("truncated ZooKeeper response".into()));
         }
         let (a, b) = self.0.split_at(n);
         self.0 = b;
@@ -125,7 +136,7 @@ impl In<'_> {
         Ok(self.take(n as usize)?.to_vec())
     }
     fn string(&mut self) -> Result<String, ZkError> {
-        String::from_utf8(self.buffer()?).map_err(|_| ZkError("ZooKeeper sent a name that is not UTF-8".into()))
+        String::from_utf8(self.buffer()?).map_err(|_| ZkError::Protocol("ZooKeeper sent a name that is not UTF-8".into()))
     }
 }
 
@@ -160,17 +171,17 @@ impl Session {
                 Err(e) => errors.push(format!("{host}: {e}")),
             }
         }
-        Err(ZkError(format!("no ZooKeeper server answered ({})", errors.join("; "))))
+        Err(ZkError::Unreachable(format!("no ZooKeeper server answered ({})", errors.join("; "))))
     }
 
     fn open_one(host: &str, connect: &ConnectString, timeout: Duration) -> Result<Session, ZkError> {
-        let addrs: Vec<_> = host.to_socket_addrs().map_err(|e| ZkError(format!("cannot resolve: {e}")))?.collect();
-        let mut last = ZkError("no address".into());
+        let addrs: Vec<_> = host.to_socket_addrs().map_err(|e| ZkError::Unreachable(format!("cannot resolve: {e}")))?.collect();
+        let mut last = ZkError::Unreachable("no address".into());
         for addr in addrs {
             let stream = match TcpStream::connect_timeout(&addr, timeout) {
                 Ok(s) => s,
                 Err(e) => {
-                    last = ZkError(e.to_string());
+                    last = ZkError::Unreachable(e.to_string());
                     continue;
                 }
             };
@@ -184,7 +195,7 @@ impl Session {
             let negotiated = r.int()?;
             let session_id = r.long()?;
             if negotiated <= 0 || session_id == 0 {
-                return Err(ZkError("the server refused the session".into()));
+                return Err(ZkError::Protocol("the server refused the session".into()));
             }
             return Ok(s);
         }
@@ -192,18 +203,18 @@ impl Session {
     }
 
     fn send(&mut self, frame: &[u8]) -> Result<(), ZkError> {
-        self.stream.write_all(frame).map_err(|e| ZkError(format!("write to {}: {e}", self.server)))
+        self.stream.write_all(frame).map_err(|e| ZkError::Unreachable(format!("write to {}: {e}", self.server)))
     }
 
     fn recv(&mut self) -> Result<Vec<u8>, ZkError> {
         let mut len = [0u8; 4];
-        self.stream.read_exact(&mut len).map_err(|e| ZkError(format!("read from {}: {e}", self.server)))?;
+        self.stream.read_exact(&mut len).map_err(|e| ZkError::Unreachable(format!("read from {}: {e}", self.server)))?;
         let len = i32::from_be_bytes(len);
         if !(0..=16 << 20).contains(&len) {
-            return Err(ZkError(format!("{} sent a frame of {len} bytes; is it a ZooKeeper server?", self.server)));
+            return Err(ZkError::Protocol(format!("{} sent a frame of {len} bytes; is it a ZooKeeper server?", self.server)));
         }
         let mut buf = vec![0u8; len as usize];
-        self.stream.read_exact(&mut buf).map_err(|e| ZkError(format!("read from {}: {e}", self.server)))?;
+        self.stream.read_exact(&mut buf).map_err(|e| ZkError::Unreachable(format!("read from {}: {e}", self.server)))?;
         Ok(buf)
     }
 
@@ -225,7 +236,7 @@ impl Session {
             return match err {
                 0 => Ok(Some(r.0.to_vec())),
                 ERR_NO_NODE => Ok(None),
-                e => Err(ZkError(format!("{} answered error {e} for {full}", self.server))),
+                e => Err(ZkError::Protocol(format!("{} answered error {e} for {full}", self.server))),
             };
         }
     }
@@ -280,9 +291,9 @@ pub fn bootstrap_servers(connect: &str, protocol: &str, timeout: Duration) -> Re
     let cs = ConnectString::parse(connect)?;
     let mut s = Session::open(&cs, timeout)?;
     let result = (|| {
-        let ids = s
-            .children("/brokers/ids")?
-            .ok_or_else(|| ZkError(format!("{}/brokers/ids does not exist: no Kafka cluster is registered there (is the chroot right?)", cs.chroot)))?;
+        let ids = s.children("/brokers/ids")?.ok_or_else(|| {
+            ZkError::NoBrokers(format!("{}/brokers/ids does not exist: no Kafka cluster is registered there (is the chroot right?)", cs.chroot))
+        })?;
         let mut out = Vec::new();
         for id in &ids {
             if let Some(data) = s.data(&format!("/brokers/ids/{id}"))? {
@@ -292,7 +303,7 @@ pub fn bootstrap_servers(connect: &str, protocol: &str, timeout: Duration) -> Re
             }
         }
         if out.is_empty() {
-            return Err(ZkError(format!("{}/brokers/ids lists {} broker(s) but none with a {protocol} endpoint", cs.chroot, ids.len())));
+            return Err(ZkError::NoBrokers(format!("{}/brokers/ids lists {} broker(s) but none with a {protocol} endpoint", cs.chroot, ids.len())));
         }
         Ok(out.join(","))
     })();
@@ -419,10 +430,10 @@ mod tests {
     fn missing_registry_and_dead_servers_are_explained() {
         let (addr, h) = fake_zk(vec![]);
         let e = bootstrap_servers(&format!("{addr}/wrong"), "PLAINTEXT", Duration::from_secs(5)).unwrap_err();
-        assert!(e.0.contains("/wrong/brokers/ids does not exist"), "{e}");
+        assert!(e.to_string().contains("/wrong/brokers/ids does not exist"), "{e}");
         h.join().unwrap();
         let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
         let e = bootstrap_servers(&dead, "PLAINTEXT", Duration::from_secs(2)).unwrap_err();
-        assert!(e.0.contains("no ZooKeeper server answered") && e.0.contains(&dead), "{e}");
+        assert!(e.to_string().contains("no ZooKeeper server answered") && e.to_string().contains(&dead), "{e}");
     }
 }
