@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::engine::mm2::offset_syncs::PartitionSyncs;
+use crate::engine::pipeline::ack_hooks::AckHook;
 use crate::engine::pipeline::batch::PartitionRoute;
 use crate::engine::pipeline::offsets::AckHandle;
 use crate::fxhash::FxHashMap;
@@ -70,8 +70,8 @@ struct Route {
     /// The partition's handle; its offset is the entry's base.
     ack: AckHandle,
     stats: Arc<TopicMetrics>,
-    /// The partition's offset-syncs, when its flow writes them.
-    syncs: Option<Arc<PartitionSyncs>>,
+    /// What its acknowledgements feed besides the tracker, if anything.
+    ack_hook: Option<Arc<dyn AckHook>>,
     /// Records sent through this entry whose report has not come back.
     in_flight: usize,
 }
@@ -108,7 +108,7 @@ impl RouteTable {
         if self.free.is_empty() && (len >= MAX_ROUTES || (len >= SWEEP_FROM && len.is_power_of_two())) {
             self.sweep();
         }
-        let route = Route { ack: AckHandle { offset: base, ..route.ack.clone() }, stats: route.stats.clone(), syncs: route.syncs.clone(), in_flight: 0 };
+        let route = Route { ack: AckHandle { offset: base, ..route.ack.clone() }, stats: route.stats.clone(), ack_hook: route.ack_hook.clone(), in_flight: 0 };
         let i = match self.free.pop() {
             Some(i) => {
                 self.routes[i] = Some(route);
@@ -188,9 +188,9 @@ impl Deliveries {
         for run in pending.chunk_by(|a, b| a.route == b.route) {
             let r = t.routes[run[0].route].as_mut().expect("counted in flight, so never swept");
             r.in_flight -= run.len();
-            if let Some(syncs) = &r.syncs {
+            if let Some(hook) = &r.ack_hook {
                 // Before the offsets settle: a commit never runs ahead of the syncs it needs.
-                syncs.acknowledged(run.iter().map(|d| (d.offset, d.down)));
+                hook.acknowledged(&mut run.iter().map(|d| (d.offset, d.down)));
             }
             r.ack.done_all(run.iter().map(|d| d.offset));
             let (records, bytes) = (run.len() as u64, run.iter().map(|d| d.bytes).sum());
@@ -225,7 +225,7 @@ mod tests {
 
     /// Puts a record in flight at its handle's offset.
     fn put(d: &Deliveries, ack: &AckHandle, stats: &Arc<TopicMetrics>) -> Option<usize> {
-        let route = PartitionRoute { ack: ack.clone(), target: Arc::from("t"), stamp: None, stats: stats.clone(), syncs: None };
+        let route = PartitionRoute { ack: ack.clone(), target: Arc::from("t"), stamp: None, stats: stats.clone(), ack_hook: None };
         d.put(&route, ack.offset)
     }
 
