@@ -8,101 +8,30 @@
 //! - A failure that says nothing about the record (a batch refused as too
 //!   large, a partition librdkafka does not know yet, the idempotent
 //!   producer's sequence state, a target topic the topic sync makes again):
-//!   the record goes again, its offset still in flight ([`Resends`]; the
-//!   worker sends them, see `worker`).
+//!   the record goes again, its offset still in flight (queued in the
+//!   context's `Resends`; the worker sends them, see `worker`).
 //! - The target refusing the record itself: abort or skip, as configured.
 //!
 //! Refused credentials reach the producer as client errors, not as
 //! failed deliveries: they stop the mirror with the configuration exit
 //! status (the [`ClientContext`] impl here).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 
 use log::{error, warn};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{BorrowedMessage, Message, OwnedHeaders};
+use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::producer::Producer;
 use rdkafka::ClientContext;
 
-use super::{payload_len, DeliveryContext, TargetProducer};
+use super::context::{payload_len, DeliveryContext, Resend, TargetProducer};
 use crate::engine::pipeline::offsets::AckHandle;
 use crate::ops::metrics::{Metrics, TopicMetrics};
 use crate::ops::shutdown::ExitStatus;
 
-/// Delivery failures that are not the target refusing the record: the
-/// record goes again, its offset still in flight, instead of being skipped
-/// or stopping the mirror.
-///
-/// - A batch the broker refuses as too large fails every record in it,
-///   though perhaps only one of them is too large, or none is and only the
-///   batch is. The worker sends each again alone (nothing else in flight,
-///   so each travels in a batch of its own): only a record refused alone is
-///   refused for good. Java's producer splits such batches the same way.
-///   They land after records of their partitions sent meanwhile.
-/// - An explicit partition librdkafka does not know yet (partition-preserving
-///   mode, the target just grown), or one it dropped: its metadata is asked
-///   again, and the record sent once the partition is there, or refused if
-///   the target no longer has the topic.
-/// - Errors of the idempotent producer's sequence state, which librdkafka
-///   recovers from by bumping its epoch.
-///
-/// A fatal error is none of these: the producer instance can send nothing
-/// more, so the mirror stops and commits nothing past what was delivered.
-#[derive(Default)]
-pub struct Resends {
-    queue: Mutex<Vec<Resend>>,
-    /// Set while the worker sends records alone.
-    pub(super) alone: AtomicBool,
-    /// While alone: how many times the record in flight was sent again before.
-    pub(super) tries: AtomicU32,
-    /// Set once librdkafka reported a fatal error for this producer.
-    fatal: AtomicBool,
-}
-
-/// A record to send again, as its failed delivery report carried it.
-pub(super) struct Resend {
-    pub(super) opaque: usize,
-    pub(super) topic: String,
-    pub(super) partition: i32,
-    pub(super) key: Option<Vec<u8>>,
-    pub(super) value: Option<Vec<u8>>,
-    pub(super) headers: Option<OwnedHeaders>,
-    pub(super) timestamp: Option<i64>,
-    /// Times sent again already.
-    pub(super) tries: u32,
-    pub(super) err: KafkaError,
-}
-
 /// How many times a record failing with the idempotent producer's sequence
 /// errors is sent again before the mirror stops on it (never skipped).
 const MAX_STATE_RESENDS: u32 = 10;
-
-impl Resend {
-    /// Key plus value bytes, as counted on the consumer side.
-    pub(super) fn size(&self) -> usize {
-        self.key.as_ref().map_or(0, Vec::len) + self.value.as_ref().map_or(0, Vec::len)
-    }
-}
-
-impl Resends {
-    pub(super) fn is_empty(&self) -> bool {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
-    }
-
-    pub(super) fn take(&self) -> Vec<Resend> {
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    fn push(&self, r: Resend) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(r);
-    }
-
-    pub(super) fn is_fatal(&self) -> bool {
-        self.fatal.load(Ordering::SeqCst)
-    }
-}
 
 /// What a failed delivery report calls for.
 #[derive(Debug, PartialEq)]
@@ -111,7 +40,7 @@ enum Failure {
     Purged,
     /// The producer instance is broken.
     Fatal,
-    /// Send the record again (see [`Resends`]).
+    /// Send the record again (queued in the context's `Resends`).
     Resend,
     /// The target refuses the record itself: abort or skip, as configured.
     Permanent,
@@ -281,43 +210,12 @@ impl DeliveryContext {
     }
 }
 
-/// Since when each target topic awaited by `worker`'s wait for a partition has been
-/// found missing: the wait is per topic, not per record, so that a topic
-/// that never comes back costs [`GONE_TOPIC_WAIT`] once, not once per record.
-#[derive(Default)]
-pub struct GoneTopics(Mutex<std::collections::HashMap<String, std::time::Instant>>);
-
-impl GoneTopics {
-    /// Whether records for `topic`, found missing at `now`, still wait for
-    /// the topic sync to make it again.
-    pub(super) fn awaited(&self, topic: &str, now: std::time::Instant) -> bool {
-        let mut gone = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        now.duration_since(*gone.entry(topic.to_string()).or_insert(now)) < GONE_TOPIC_WAIT
-    }
-
-    /// `topic` is on the target (again).
-    pub(super) fn found(&self, topic: &str) {
-        let mut gone = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if !gone.is_empty() {
-            gone.remove(topic);
-        }
-    }
-}
-
 /// Whether a record refused with `code` at send waits for its partition
 /// (or, where the topic sync makes gone topics again, for its topic).
 pub(super) fn waits_for_partition(ctx: &DeliveryContext, code: RDKafkaErrorCode) -> bool {
     use RDKafkaErrorCode::*;
     code == UnknownPartition || (ctx.await_gone_topics && matches!(code, UnknownTopic | UnknownTopicOrPartition))
 }
-
-/// The longest a record waits for a target topic that does not exist for
-/// the topic sync to make it again (`await_gone_topics`): a few topic
-/// refreshes. One the topic sync cannot make (its creation refused for
-/// good, by an ACL or a create-topic policy, each logged by the topic sync)
-/// is then refused as any gone topic is, rather than holding its worker
-/// for ever.
-const GONE_TOPIC_WAIT: Duration = Duration::from_secs(300);
 
 /// The refusal a record gets when its target topic is gone.
 pub(super) fn topic_gone() -> KafkaError {
@@ -355,17 +253,5 @@ mod tests {
         assert_eq!(c(UnknownTopicOrPartition, false, false, 0), Failure::Permanent);
         assert_eq!(classify(Some(UnknownTopicOrPartition), false, false, 0, true), Failure::Resend);
         assert_eq!(classify(Some(UnknownTopic), true, false, 9, true), Failure::Resend);
-    }
-
-    #[test]
-    fn a_gone_topic_is_awaited_for_a_while_per_topic_not_per_record() {
-        let gone = GoneTopics::default();
-        let t0 = std::time::Instant::now();
-        assert!(gone.awaited("t", t0));
-        assert!(gone.awaited("t", t0 + GONE_TOPIC_WAIT / 2), "a later record of the same topic waits what is left");
-        assert!(!gone.awaited("t", t0 + GONE_TOPIC_WAIT), "then it is refused, and so are the next records at once");
-        assert!(gone.awaited("u", t0 + GONE_TOPIC_WAIT), "another topic has its own wait");
-        gone.found("t");
-        assert!(gone.awaited("t", t0 + GONE_TOPIC_WAIT * 2), "made again, then gone again: a new wait");
     }
 }

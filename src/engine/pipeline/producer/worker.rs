@@ -18,8 +18,8 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::OwnedHeaders;
 use rdkafka::producer::{BaseRecord, Producer};
 
-use super::failures::{topic_gone, waits_for_partition, Resend};
-use super::{DeliveryContext, TargetProducer};
+use super::context::{DeliveryContext, Resend, TargetProducer};
+use super::failures::{topic_gone, waits_for_partition};
 use crate::engine::pipeline::batch::{MirrorRecord, PartitionRoute, RecordMeta};
 use crate::engine::pipeline::handoff::LaneRx;
 use crate::engine::pipeline::provenance::HEADER_C;
@@ -367,7 +367,7 @@ impl Worker<'_> {
     }
 
     /// Sends again, one at a time and each alone, the records whose failure
-    /// said nothing about them (see [`Resends`](super::Resends)). First waits for everything in
+    /// said nothing about them (see [`Resends`](super::context::Resends)). First waits for everything in
     /// flight to be settled, so that nothing shares a batch with the record
     /// sent; then sends each and waits for its report. A record that fails
     /// again goes back to the queue (or, if it was refused alone as too large,
