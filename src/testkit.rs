@@ -36,7 +36,7 @@ impl TestSource {
         self.routes
             .borrow_mut()
             .entry(p)
-            .or_insert_with(|| Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t"), syncs: None }));
+            .or_insert_with(|| Arc::new(PartitionRoute { ack, target: Arc::from("t"), stamp: None, stats: self.metrics.topic(0, "t"), ack_hook: None }));
         RecordMeta { offset, partition: None, headers: None, stamp: false, timestamp: None }
     }
 

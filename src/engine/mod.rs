@@ -250,7 +250,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 leave_barrier: leave_barrier.clone(),
                 topic_sync: topic_sync.clone().map(|s| -> Arc<dyn TargetTopics> { s }),
                 provenance: stamp.clone(),
-                syncs: syncs.clone(),
+                ack_hooks: syncs.clone().map(|s| s as Arc<dyn pipeline::ack_hooks::FlowAckHooks>),
                 lag_interval: env.lag_interval,
             };
             streams.push((spec, consumer));

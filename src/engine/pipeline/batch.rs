@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use rdkafka::message::OwnedHeaders;
 
+use crate::engine::pipeline::ack_hooks::AckHook;
 use crate::engine::pipeline::offsets::AckHandle;
 use crate::ops::metrics::TopicMetrics;
 
@@ -41,8 +42,9 @@ pub struct PartitionRoute {
     pub stamp: Option<Arc<str>>,
     /// The source topic's counters.
     pub stats: Arc<TopicMetrics>,
-    /// The partition's offset-syncs, when its flow writes them.
-    pub syncs: Option<Arc<crate::engine::mm2::offset_syncs::PartitionSyncs>>,
+    /// What the partition's acknowledgements feed besides its tracker
+    /// (its flow's offset-syncs), if anything.
+    pub ack_hook: Option<Arc<dyn AckHook>>,
 }
 
 /// One source record on its way to the target. Its key and value live in

@@ -12,7 +12,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::engine::mm2::offset_syncs::FlowSyncs;
+use crate::engine::pipeline::ack_hooks::FlowAckHooks;
 use crate::engine::pipeline::handoff::{Outbox, Outcome};
 use crate::engine::pipeline::offsets::{OffsetTracker, Tp};
 use crate::engine::pipeline::provenance::Provenance;
@@ -212,9 +212,9 @@ pub struct StreamSpec {
     /// Stamps records with their source cluster and skips those that came
     /// from the target (`provenance`).
     pub provenance: Option<Provenance>,
-    /// Learns each record's target offset from its acknowledgement
-    /// (`offset_syncs`), when the flow writes offset-syncs.
-    pub syncs: Option<Arc<FlowSyncs>>,
+    /// Learns each record's target offset from its acknowledgement (the
+    /// flow's offset-syncs, see `ack_hooks`), when the flow has any.
+    pub ack_hooks: Option<Arc<dyn FlowAckHooks>>,
     /// How often the stream reports its partitions' lag (none: never).
     pub lag_interval: Option<Duration>,
 }

@@ -31,7 +31,7 @@ use log::{debug, info, warn};
 use rdkafka::consumer::Consumer;
 use rdkafka::message::{BorrowedMessage, Message};
 
-use crate::engine::mm2::offset_syncs::FlowSyncs;
+use crate::engine::pipeline::ack_hooks::FlowAckHooks;
 use crate::engine::pipeline::batch::{PartitionRoute, RecordMeta};
 use crate::engine::pipeline::offsets::{AckHandle, OffsetTracker};
 use crate::fxhash::{self, FxHashMap, FxHashSet};
@@ -53,8 +53,8 @@ struct TopicRoute {
     stamp: Option<Arc<str>>,
     /// Each partition's route in its current assignment, by partition.
     partitions: Vec<Option<Arc<PartitionRoute>>>,
-    /// The flow's offset-syncs, when it writes them.
-    syncs: Option<Arc<FlowSyncs>>,
+    /// The flow's acknowledgement hooks (its offset-syncs), if any.
+    ack_hooks: Option<Arc<dyn FlowAckHooks>>,
 }
 
 impl TopicRoute {
@@ -73,8 +73,8 @@ impl TopicRoute {
         let slot = &mut self.partitions[i];
         if slot.as_ref().is_none_or(|r| r.ack.epoch != epoch) {
             let ack = AckHandle { tracker: tracker.clone(), tp: (self.source.clone(), partition), offset, epoch };
-            let syncs = self.syncs.as_ref().map(|s| s.partition(&self.source, partition));
-            *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone(), syncs }));
+            let ack_hook = self.ack_hooks.as_ref().map(|h| h.partition(&self.source, partition));
+            *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone(), ack_hook }));
         }
         slot.as_ref().expect("set above")
     }
@@ -182,11 +182,11 @@ impl Stream {
                 ctx.metrics.topic_routes.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             }
             ctx.metrics.forget_topic(self.spec.source_index, topic);
-            if let Some(syncs) = &self.spec.syncs {
-                syncs.forget_topic(topic);
+            if let Some(hooks) = &self.spec.ack_hooks {
+                hooks.forget_topic(topic);
             }
         }
-        let tracked = self.spec.syncs.as_ref().map_or(String::new(), |s| format!("; offset-sync partitions tracked: {}", s.tracked()));
+        let tracked = self.spec.ack_hooks.as_ref().map_or(String::new(), |h| format!("; offset-sync partitions tracked: {}", h.tracked()));
         info!("[{}] forgot {} topics deleted at the source (routes, counters, offset-sync state){tracked}", self.spec.name, gone.len());
     }
 
@@ -268,8 +268,8 @@ fn handle(consumer: &SourceConsumer, spec: &StreamSpec, routes: &mut FxHashMap<B
             let stats = ctx.metrics.topic(spec.source_index, topic);
             let route_hash = fxhash::hash_one(&(spec.source_index, topic));
             let stamp = spec.provenance.as_ref().map(|p| Arc::from(p.source_id.as_str()));
-            let syncs = spec.syncs.clone();
-            let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new(), syncs };
+            let ack_hooks = spec.ack_hooks.clone();
+            let route = TopicRoute { source: Arc::from(topic), target, stats, route_hash, stamp, partitions: Vec::new(), ack_hooks };
             Metrics::add(&ctx.metrics.topic_routes, 1);
             routes.entry(Box::from(name)).or_insert(route)
         }
