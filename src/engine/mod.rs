@@ -28,7 +28,7 @@ use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
 use crate::engine::side_tasks::SideTasks;
-use crate::engine::start_error::Client;
+use crate::engine::start_error::{cannot_create, Client};
 use crate::kafka::admin::MetaClient;
 use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
@@ -163,11 +163,7 @@ impl Workers {
         for _ in 0..env.shape.producers {
             let partitioner = settings.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner);
             let ctx = context(env.shape.abort_on_send_failure, partitioner);
-            let p: TargetProducer = pipeline::producer::create(&config, ctx).map_err(|error| StartError::Client {
-                file: settings.path.clone(),
-                client: Client::TargetProducer,
-                error,
-            })?;
+            let p: TargetProducer = pipeline::producer::create(&config, ctx).map_err(cannot_create(&settings.path, Client::TargetProducer))?;
             producers.push(p);
             channels.push(lane(queue_bound(env.shape)));
         }
@@ -180,11 +176,7 @@ impl Workers {
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
         let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
-            let meta = crate::kafka::admin::admin_client(&config).map_err(|error| StartError::Client {
-                file: settings.path.clone(),
-                client: Client::TargetMetadata,
-                error,
-            })?;
+            let meta = crate::kafka::admin::admin_client(&config).map_err(cannot_create(&settings.path, Client::TargetMetadata))?;
             Some(Arc::new(meta))
         } else {
             None
@@ -227,11 +219,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 metrics: env.metrics.clone(),
                 cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
             };
-            let consumer = pipeline::stream::create(&cfg, ctx).map_err(|error| StartError::Client {
-                file: flow.source.path.clone(),
-                client: Client::SourceConsumer,
-                error,
-            })?;
+            let consumer = pipeline::stream::create(&cfg, ctx).map_err(cannot_create(&flow.source.path, Client::SourceConsumer))?;
             if j == 0 {
                 match preflight(flow, si, &consumer, workers, env)? {
                     Preflight::Go(s) => stamp = s,
@@ -264,16 +252,8 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
     if !side.create_topics && !side.sync_partitions {
         return Ok(None);
     }
-    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config()).map_err(|error| StartError::Client {
-        file: flow.source.path.clone(),
-        client: Client::SourceAdmin,
-        error,
-    })?;
-    let target_admin = crate::kafka::admin::admin_client(&workers.config).map_err(|error| StartError::Client {
-        file: flow.target.settings.path.clone(),
-        client: Client::TargetAdmin,
-        error,
-    })?;
+    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config()).map_err(cannot_create(&flow.source.path, Client::SourceAdmin))?;
+    let target_admin = crate::kafka::admin::admin_client(&workers.config).map_err(cannot_create(&flow.target.settings.path, Client::TargetAdmin))?;
     Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rdkafka::error::KafkaError;
 
@@ -58,6 +58,12 @@ pub enum StartError {
     Checkpoints { flow: String, error: io::Error },
     /// A flow could not take Java MirrorMaker 2's positions over.
     ConnectOffsets { flow: String, error: ConnectOffsetsError },
+}
+
+/// What [`StartError::Client`] makes of a client creation's error.
+pub fn cannot_create(file: &Path, client: Client) -> impl FnOnce(KafkaError) -> StartError {
+    let file = file.to_path_buf();
+    move |error| StartError::Client { file, client, error }
 }
 
 impl fmt::Display for StartError {
