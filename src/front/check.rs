@@ -111,7 +111,7 @@ pub fn report(options: &Options) -> (String, ExitStatus) {
     let handler = match Handler::from_spec(&options.handler) {
         Ok(h) => Some(h),
         Err(e) => {
-            r.problem(e.0);
+            r.problem(e.to_string());
             None
         }
     };
