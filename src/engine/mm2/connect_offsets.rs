@@ -38,7 +38,7 @@ use log::{debug, info, warn};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
@@ -454,6 +454,33 @@ impl ProducerContext for Acks {
     }
 }
 
+/// Why a round of the hand-back wrote nothing for sure (the next round
+/// writes it again).
+#[derive(Debug)]
+enum HandBackError {
+    /// The flow's group offsets could not be read.
+    Group(GroupError),
+    /// The producer's queue took no more.
+    Queue(KafkaError),
+    /// Not acknowledged within `waited`.
+    Flush { topic: String, waited: Duration, error: KafkaError },
+    /// The target refused `failed` of the `of` records; `last` says why.
+    Refused { failed: u64, of: usize, last: String, topic: String },
+}
+
+impl fmt::Display for HandBackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandBackError::Group(e) => write!(f, "{e}"),
+            HandBackError::Queue(e) => write!(f, "cannot queue a record: {e}"),
+            HandBackError::Flush { topic, waited, error } => write!(f, "{topic} not acknowledged within {}s: {error}", waited.as_secs()),
+            HandBackError::Refused { failed, of, last, topic } => {
+                write!(f, "the target refused {failed} of {of} records ({last}); check that this client may write to {topic}")
+            }
+        }
+    }
+}
+
 /// The hand-back writer of one flow.
 struct HandBack {
     name: String,
@@ -518,8 +545,8 @@ impl HandBack {
                 return None;
             }
         };
-        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), String> {
-            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT).map_err(|e| e.to_string())?;
+        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), KafkaError> {
+            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT)?;
             let n = md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32);
             Ok((md.brokers().len(), n))
         };
@@ -563,8 +590,13 @@ impl HandBack {
 
     /// Writes the positions the group committed that differ from what the
     /// topic holds; returns how many.
-    fn write_changed<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, producer: &BaseProducer<Acks>, partitions: i32) -> Result<usize, String> {
-        let committed = groups::group_offsets(admin, &self.group).map_err(|e| e.to_string())?;
+    fn write_changed<C: ClientContext>(
+        &mut self,
+        admin: &rdkafka::client::Client<C>,
+        producer: &BaseProducer<Acks>,
+        partitions: i32,
+    ) -> Result<usize, HandBackError> {
+        let committed = groups::group_offsets(admin, &self.group).map_err(HandBackError::Group)?;
         let changed = changed_positions(&committed, &self.written);
         if changed.is_empty() {
             return Ok(0);
@@ -576,15 +608,15 @@ impl HandBack {
             let record = BaseRecord::<[u8], [u8]>::to(&self.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
             // The queue is far larger than one flow's partitions; a full
             // queue only means this round fails and the next one retries.
-            producer.send(record).map_err(|(e, _)| format!("cannot queue a record: {e}"))?;
+            producer.send(record).map_err(|(e, _)| HandBackError::Queue(e))?;
         }
-        producer.flush(REQUEST_TIMEOUT).map_err(|e| format!("{} not acknowledged within {}s: {e}", self.spec.topic, REQUEST_TIMEOUT.as_secs()))?;
+        producer.flush(REQUEST_TIMEOUT).map_err(|e| HandBackError::Flush { topic: self.spec.topic.clone(), waited: REQUEST_TIMEOUT, error: e })?;
         // Refused records leave the queue as failed deliveries, so the flush
         // alone does not tell; such a round is written again next time.
         let failed = producer.context().failed.load(Ordering::SeqCst) - failed_before;
         if failed > 0 {
             let last = producer.context().last_error.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-            return Err(format!("the target refused {failed} of {} records ({last}); check that this client may write to {}", changed.len(), self.spec.topic));
+            return Err(HandBackError::Refused { failed, of: changed.len(), last, topic: self.spec.topic.clone() });
         }
         debug!("[{}] {} position(s) handed back to {}", self.name, changed.len(), self.spec.topic);
         let n = changed.len();
