@@ -135,7 +135,7 @@ impl SideTasks {
                 Duty::ConnectOffsets(spec) => {
                     // Java MM2's positions go into the flow's group before its consumers read it.
                     match mm2::connect_offsets::start(flow, &spec, commit_interval, shutdown)
-                        .map_err(|error| StartError::ConnectOffsets { flow: flow.name.clone(), error })?
+                        .map_err(|error| StartError::ConnectOffsets { flow: flow.name.clone(), error: Box::new(error) })?
                     {
                         Some(started) => {
                             self.threads.extend(started.thread);

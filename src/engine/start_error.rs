@@ -56,8 +56,9 @@ pub enum StartError {
     SameClusterId { source: PathBuf, target: PathBuf, cluster_id: String },
     /// A flow's offset-syncs and checkpoints could not start.
     Checkpoints { flow: String, error: io::Error },
-    /// A flow could not take Java MirrorMaker 2's positions over.
-    ConnectOffsets { flow: String, error: ConnectOffsetsError },
+    /// A flow could not take Java MirrorMaker 2's positions over (boxed:
+    /// the largest error by far, and the rarest).
+    ConnectOffsets { flow: String, error: Box<ConnectOffsetsError> },
 }
 
 /// What [`StartError::Client`] makes of a client creation's error.
@@ -95,7 +96,7 @@ impl std::error::Error for StartError {
         match self {
             StartError::Signals(e) | StartError::MetricsPort { error: e, .. } | StartError::Checkpoints { error: e, .. } => Some(e),
             StartError::Client { error, .. } => Some(error),
-            StartError::ConnectOffsets { error, .. } => Some(error),
+            StartError::ConnectOffsets { error, .. } => Some(error.as_ref()),
             StartError::Refused(_) | StartError::SameCluster { .. } | StartError::SameClusterId { .. } => None,
         }
     }

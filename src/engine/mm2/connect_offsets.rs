@@ -75,13 +75,15 @@ pub type SourcePartition = (String, i32);
 #[derive(Debug)]
 pub enum ConnectOffsetsError {
     /// The cluster did not answer; worth another try.
-    Unreachable { cluster: String, detail: String },
+    Unreachable { cluster: String, error: KafkaError },
     /// The offsets topic exists but could not be read to its end.
-    Read { topic: String, detail: String },
+    Read { topic: String, error: ReadError },
     /// The flow's group on the source could not be read or moved.
     Group { group: String, source: GroupError },
     /// A client could not be made from the settings.
-    Client { what: String, detail: String },
+    Client { what: String, error: KafkaError },
+    /// The hand-back's thread could not be started.
+    Thread(std::io::Error),
 }
 
 impl ConnectOffsetsError {
@@ -100,21 +102,31 @@ impl ConnectOffsetsError {
 impl fmt::Display for ConnectOffsetsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConnectOffsetsError::Unreachable { cluster, detail } => {
-                write!(f, "{cluster} does not answer ({detail}); check its bootstrap.servers and that its brokers are up")
+            ConnectOffsetsError::Unreachable { cluster, error } => {
+                write!(f, "{cluster} does not answer ({error}); check its bootstrap.servers and that its brokers are up")
             }
-            ConnectOffsetsError::Read { topic, detail } => write!(
+            ConnectOffsetsError::Read { topic, error } => write!(
                 f,
-                "cannot read Java MirrorMaker 2's positions in {topic} ({detail}); without them the flow would copy again what Java MM2 \
+                "cannot read Java MirrorMaker 2's positions in {topic} ({error}); without them the flow would copy again what Java MM2 \
                  copied. Check the target's brokers and that this client may read {topic} (ACL READ on the topic)"
             ),
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
-            ConnectOffsetsError::Client { what, detail } => write!(f, "cannot create {what}: {detail}"),
+            ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
+            ConnectOffsetsError::Thread(e) => write!(f, "cannot create the Connect offsets writer thread: {e}"),
         }
     }
 }
 
-impl std::error::Error for ConnectOffsetsError {}
+impl std::error::Error for ConnectOffsetsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectOffsetsError::Unreachable { error, .. } | ConnectOffsetsError::Client { error, .. } => Some(error),
+            ConnectOffsetsError::Read { error, .. } => Some(error),
+            ConnectOffsetsError::Group { source, .. } => Some(source),
+            ConnectOffsetsError::Thread(e) => Some(e),
+        }
+    }
+}
 
 /// Java MirrorMaker 2's positions of one flow, as read from the offsets topic.
 #[derive(Debug, Default, PartialEq)]
@@ -193,10 +205,8 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
     match read {
         Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
         Ok(None) => return Ok(None),
-        Err(ReadError::Request { error, .. }) => {
-            return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: error.to_string() })
-        }
-        Err(e) => return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() }),
+        Err(ReadError::Request { error, .. }) => return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), error }),
+        Err(error) => return Err(ConnectOffsetsError::Read { topic: topic.into(), error }),
     }
     Ok(Some(positions))
 }
@@ -206,7 +216,7 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
 fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseConsumer, ConnectOffsetsError> {
     let mut c = admin_config(config);
     c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("isolation.level", isolation);
-    c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })
+    c.create().map_err(|error| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), error })
 }
 
 /// The partitions whose high watermark is past the last stable offset the
@@ -285,7 +295,7 @@ pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration,
     let thread = std::thread::Builder::new()
         .name(format!("mirrormaker-connect-offsets-{}", flow.name))
         .spawn(move || writer.run())
-        .map_err(|e| ConnectOffsetsError::Client { what: "the Connect offsets writer thread".into(), detail: e.to_string() })?;
+        .map_err(ConnectOffsetsError::Thread)?;
     Ok(Some(Started { thread: Some(thread), workers_done }))
 }
 
@@ -330,13 +340,12 @@ fn take_over(
         info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, spec.topic);
         return Ok(java);
     }
-    let admin = groups::admin_consumer(source)
-        .map_err(|e| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), detail: e.to_string() })?;
+    let admin = groups::admin_consumer(source).map_err(|error| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), error })?;
     // A partition deleted since Java copied it has nothing left to copy,
     // and the broker refuses a commit for it.
     let metadata = admin
         .fetch_metadata(None, REQUEST_TIMEOUT)
-        .map_err(|e| ConnectOffsetsError::Unreachable { cluster: format!("source cluster {}", flow.source.bootstrap), detail: e.to_string() })?;
+        .map_err(|error| ConnectOffsetsError::Unreachable { cluster: format!("source cluster {}", flow.source.bootstrap), error })?;
     let existing: std::collections::HashSet<SourcePartition> =
         metadata.topics().iter().flat_map(|t| t.partitions().iter().map(move |p| (t.name().to_string(), p.id()))).collect();
     let before = java.offsets.len();
