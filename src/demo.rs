@@ -7,6 +7,8 @@
 //! murmur2) and per-key order, and that the group committed the end offsets.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,9 +20,10 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::engine;
+use crate::engine::{self, StartError};
 use crate::front::mm1::cli::Options;
 use crate::front::mm1::plan as mirror_plan;
+use crate::front::properties::ConfigError;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::partitioner::java_partition;
@@ -52,8 +55,54 @@ fn sample(topic: &str, i: usize) -> Rec {
     }
 }
 
-fn fail(msg: String) -> ExitStatus {
-    eprintln!("demo: FAILED: {msg}");
+/// Why the demo failed: a step that could not be taken, or a check the
+/// mirrored records did not pass.
+#[derive(Debug)]
+enum DemoError {
+    /// A librdkafka call of the demo's own (mock clusters, writer, checkers).
+    Kafka { what: &'static str, error: KafkaError },
+    /// The demo's properties files: `what` is "create" or "write".
+    File { what: &'static str, path: PathBuf, error: std::io::Error },
+    /// The demo's own options did not make a plan.
+    Plan(ConfigError),
+    /// The mirror did not start.
+    Start(StartError),
+    /// The mirror's thread panicked.
+    Panicked,
+    /// The mirror ended with another status than 0.
+    Exited(ExitStatus),
+    /// What the target holds is not what was written: the finding.
+    Check(String),
+}
+
+impl fmt::Display for DemoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DemoError::Kafka { what, error } => write!(f, "{what}: {error}"),
+            DemoError::File { what, path, error } => write!(f, "{what} {}: {error}", path.display()),
+            DemoError::Plan(e) => write!(f, "{e}"),
+            DemoError::Start(e) => write!(f, "{e}"),
+            DemoError::Panicked => f.write_str("the mirror panicked"),
+            DemoError::Exited(code) => write!(f, "the mirror exited with status {code}"),
+            DemoError::Check(finding) => f.write_str(finding),
+        }
+    }
+}
+
+impl From<ConfigError> for DemoError {
+    fn from(e: ConfigError) -> DemoError {
+        DemoError::Plan(e)
+    }
+}
+
+impl From<StartError> for DemoError {
+    fn from(e: StartError) -> DemoError {
+        DemoError::Start(e)
+    }
+}
+
+fn fail(e: DemoError) -> ExitStatus {
+    eprintln!("demo: FAILED: {e}");
     ExitStatus::Failure
 }
 
@@ -63,20 +112,20 @@ pub fn run() -> ExitStatus {
             println!("{report}");
             ExitStatus::Ok
         }
-        Err(msg) => fail(msg),
+        Err(e) => fail(e),
     }
 }
 
 type Mock = MockCluster<'static, DefaultProducerContext>;
 
 /// A librdkafka error as the demo reports it: what failed, then why.
-fn failed(what: &'static str) -> impl Fn(KafkaError) -> String {
-    move |err| format!("{what}: {err}")
+fn failed(what: &'static str) -> impl Fn(KafkaError) -> DemoError {
+    move |error| DemoError::Kafka { what, error }
 }
 
 /// The demo, phase by phase; the first failure ends it with its message
 /// (and drops the mock clusters with it).
-fn run_demo() -> Result<String, String> {
+fn run_demo() -> Result<String, DemoError> {
     let (source, target) = start_clusters()?;
     let expected = write_samples(&source)?;
     let options = demo_options(&source, &target)?;
@@ -94,7 +143,7 @@ fn run_demo() -> Result<String, String> {
 
 /// Two in-process mock clusters with the demo topics on both: the target's
 /// made beforehand with its own partition counts, as an operator would.
-fn start_clusters() -> Result<(Mock, Mock), String> {
+fn start_clusters() -> Result<(Mock, Mock), DemoError> {
     let source = MockCluster::new(1).map_err(failed("start source mock cluster"))?;
     let target = MockCluster::new(1).map_err(failed("start target mock cluster"))?;
     for (t, sp, tp, _) in TOPICS {
@@ -107,7 +156,7 @@ fn start_clusters() -> Result<(Mock, Mock), String> {
 
 /// Writes every topic's sample records to the source; returns them per
 /// topic, in seq order, for the check.
-fn write_samples(source: &Mock) -> Result<HashMap<&'static str, Vec<Rec>>, String> {
+fn write_samples(source: &Mock) -> Result<HashMap<&'static str, Vec<Rec>>, DemoError> {
     // Written with Java's placement so per-key order is per partition.
     let writer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", source.bootstrap_servers())
@@ -129,7 +178,7 @@ fn write_samples(source: &Mock) -> Result<HashMap<&'static str, Vec<Rec>>, Strin
             if let Some(v) = &r.value {
                 rec = rec.payload(v.as_slice());
             }
-            writer.send(rec).map_err(|(err, _)| format!("write sample record: {err}"))?;
+            writer.send(rec).map_err(|(error, _)| DemoError::Kafka { what: "write sample record", error })?;
             expected.entry(t).or_default().push(r);
         }
     }
@@ -140,12 +189,13 @@ fn write_samples(source: &Mock) -> Result<HashMap<&'static str, Vec<Rec>>, Strin
 
 /// The command line and properties files a user would give for this
 /// mirror, as [`Options`]; the files go to a temporary directory.
-fn demo_options(source: &Mock, target: &Mock) -> Result<Options, String> {
+fn demo_options(source: &Mock, target: &Mock) -> Result<Options, DemoError> {
     let dir = std::env::temp_dir().join(format!("mirror-maker-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|err| format!("create {}: {err}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|error| DemoError::File { what: "create", path: dir.clone(), error })?;
     let consumer_file = dir.join("consumer.properties");
     let producer_file = dir.join("producer.properties");
-    let write = |path: &std::path::Path, text: String| std::fs::write(path, text).map_err(|err| format!("write {}: {err}", path.display()));
+    let write =
+        |path: &std::path::Path, text: String| std::fs::write(path, text).map_err(|error| DemoError::File { what: "write", path: path.to_path_buf(), error });
     // A stream that joins the group a moment after the other makes the mock
     // broker wait session.timeout.ms - 1 s for the rebalance (44 s with the
     // default): the smallest timeout a real broker accepts keeps that short.
@@ -173,9 +223,9 @@ fn demo_options(source: &Mock, target: &Mock) -> Result<Options, String> {
 /// Runs the mirror, as `main` does, until the group has committed the
 /// source's end offsets (or two minutes pass), then stops it cleanly.
 /// Returns how long the mirroring took and the run's metrics.
-fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, Arc<Metrics>), String> {
+fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, Arc<Metrics>), DemoError> {
     let total: usize = TOPICS.iter().filter(|t| t.0 != "demo.tmp").map(|t| t.3).sum();
-    let plan = mirror_plan(&options).map_err(|err| err.to_string())?;
+    let plan = mirror_plan(&options)?;
     let shutdown = Shutdown::new(Duration::from_secs(30));
     let metrics = Arc::new(Metrics::default());
     let started = Instant::now();
@@ -195,16 +245,16 @@ fn mirror_until_committed(source: &Mock, options: Options) -> Result<(Duration, 
     }
     let mirrored_in = started.elapsed();
     shutdown.request_stop();
-    let code = runner.join().map_err(|_| "the mirror panicked".to_string())?.map_err(|err| err.0)?;
+    let code = runner.join().map_err(|_| DemoError::Panicked)??;
     if code != ExitStatus::Ok {
-        return Err(format!("the mirror exited with status {code}"));
+        return Err(DemoError::Exited(code));
     }
     Ok((mirrored_in, metrics))
 }
 
 /// Reads the target back, topic by topic, and checks every record against
 /// what was written. Returns the records checked and the duplicates seen.
-fn check_target(target: &Mock, expected: &HashMap<&str, Vec<Rec>>) -> Result<(usize, usize), String> {
+fn check_target(target: &Mock, expected: &HashMap<&str, Vec<Rec>>) -> Result<(usize, usize), DemoError> {
     let reader: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", target.bootstrap_servers())
         .set("group.id", "demo-checker")
@@ -218,12 +268,12 @@ fn check_target(target: &Mock, expected: &HashMap<&str, Vec<Rec>>) -> Result<(us
         let (got, distinct) = read_back(&reader, t, *tparts, want)?;
         if want == 0 {
             if !got.is_empty() {
-                return Err(format!("{t} is excluded but {} records reached the target", got.len()));
+                return Err(DemoError::Check(format!("{t} is excluded but {} records reached the target", got.len())));
             }
             continue;
         }
         if distinct != want {
-            return Err(format!("{t}: expected {want} distinct records on the target, found {distinct}"));
+            return Err(DemoError::Check(format!("{t}: expected {want} distinct records on the target, found {distinct}")));
         }
         let (c, d) = check_topic(t, *tparts, &expected[t], got)?;
         checked += c;
@@ -236,7 +286,7 @@ fn check_target(target: &Mock, expected: &HashMap<&str, Vec<Rec>>) -> Result<(us
 /// (by seq) have come, or the time is up; an excluded topic (`want` 0) is
 /// watched for 3 s, in case anything arrives. Returns every copy read, with
 /// its partition, and the number of distinct records.
-fn read_back(reader: &BaseConsumer, t: &str, tparts: i32, want: usize) -> Result<(Vec<(i32, Rec)>, usize), String> {
+fn read_back(reader: &BaseConsumer, t: &str, tparts: i32, want: usize) -> Result<(Vec<(i32, Rec)>, usize), DemoError> {
     let mut list = TopicPartitionList::new();
     for p in 0..tparts {
         list.add_partition_offset(t, p, Offset::Beginning).map_err(failed("assign"))?;
@@ -263,22 +313,26 @@ fn read_back(reader: &BaseConsumer, t: &str, tparts: i32, want: usize) -> Result
 /// seq order): each one present and identical, a keyed one in Java's
 /// partition, a duplicate identical to its first copy. Returns the records
 /// checked and the duplicates.
-fn check_topic(t: &str, tparts: i32, exp: &[Rec], got: Vec<(i32, Rec)>) -> Result<(usize, usize), String> {
+fn check_topic(t: &str, tparts: i32, exp: &[Rec], got: Vec<(i32, Rec)>) -> Result<(usize, usize), DemoError> {
     let want = exp.len();
     let mut duplicates = 0;
     let mut by_seq: Vec<Option<(i32, Rec)>> = vec![None; want];
     for (p, r) in got {
-        let seq: usize =
-            r.headers.iter().find(|(k, _)| k == "seq").and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok()).ok_or("record without seq header")?;
+        let seq: usize = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == "seq")
+            .and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok())
+            .ok_or_else(|| DemoError::Check("record without seq header".into()))?;
         if seq >= want {
-            return Err(format!("{t}: unexpected record seq {seq}"));
+            return Err(DemoError::Check(format!("{t}: unexpected record seq {seq}")));
         }
         match &by_seq[seq] {
             // At-least-once: a redelivered copy must be identical. A
             // keyless record has no fixed partition (Java's partitioner
             // scatters them too), so its copy may land in another one.
             Some(first) if first.1 == r && (first.0 == p || r.key.is_none()) => duplicates += 1,
-            Some(first) => return Err(format!("{t}: record {seq} arrived twice with different content: {first:?} / {r:?}")),
+            Some(first) => return Err(DemoError::Check(format!("{t}: record {seq} arrived twice with different content: {first:?} / {r:?}"))),
             None => by_seq[seq] = Some((p, r)),
         }
     }
@@ -286,14 +340,14 @@ fn check_topic(t: &str, tparts: i32, exp: &[Rec], got: Vec<(i32, Rec)>) -> Resul
     // check_order_and_commits, reading them in offset order.
     let mut checked = 0;
     for (seq, slot) in by_seq.into_iter().enumerate() {
-        let (p, r) = slot.ok_or_else(|| format!("{t}: record {seq} missing"))?;
+        let (p, r) = slot.ok_or_else(|| DemoError::Check(format!("{t}: record {seq} missing")))?;
         if r != exp[seq] {
-            return Err(format!("{t}: record {seq} differs: {:?} != {:?}", r, exp[seq]));
+            return Err(DemoError::Check(format!("{t}: record {seq} differs: {:?} != {:?}", r, exp[seq])));
         }
         if let Some(k) = &r.key {
             let want_p = java_partition(k, tparts);
             if p != want_p {
-                return Err(format!("{t}: key {} landed in partition {p}, Java would use {want_p}", String::from_utf8_lossy(k)));
+                return Err(DemoError::Check(format!("{t}: key {} landed in partition {p}, Java would use {want_p}", String::from_utf8_lossy(k))));
             }
         }
         checked += 1;
@@ -302,7 +356,7 @@ fn check_topic(t: &str, tparts: i32, exp: &[Rec], got: Vec<(i32, Rec)>) -> Resul
 }
 
 /// Per-key order on the target and the group's commits on the source.
-fn check_order_and_commits(source: &Mock, target: &Mock) -> Result<(), String> {
+fn check_order_and_commits(source: &Mock, target: &Mock) -> Result<(), DemoError> {
     // Per key, the seq header must increase along each target partition.
     let reader: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", target.bootstrap_servers())
@@ -327,23 +381,23 @@ fn check_order_and_commits(source: &Mock, target: &Mock) -> Result<(), String> {
             if let Some(k) = m.key() {
                 let top = highest.entry(k.to_vec()).or_insert(-1);
                 if seq < *top && first_copy {
-                    return Err(format!("key {} out of order: {seq} after {top}", String::from_utf8_lossy(k)));
+                    return Err(DemoError::Check(format!("key {} out of order: {seq} after {top}", String::from_utf8_lossy(k))));
                 }
                 *top = (*top).max(seq);
             }
         }
     }
     if seen_seq.len() < 3000 {
-        return Err(format!("order check read only {} of 3000 demo.orders records", seen_seq.len()));
+        return Err(DemoError::Check(format!("order check read only {} of 3000 demo.orders records", seen_seq.len())));
     }
     if !commits_reach_end(source)? {
-        return Err("the group's committed offsets are behind the source end offsets".into());
+        return Err(DemoError::Check("the group's committed offsets are behind the source end offsets".into()));
     }
     Ok(())
 }
 
 /// Whether the demo group's committed offsets equal the source end offsets.
-fn commits_reach_end(source: &Mock) -> Result<bool, String> {
+fn commits_reach_end(source: &Mock) -> Result<bool, DemoError> {
     let group: BaseConsumer =
         ClientConfig::new().set("bootstrap.servers", source.bootstrap_servers()).set("group.id", GROUP).create().map_err(failed("create commit checker"))?;
     for (t, parts, _, _) in TOPICS.iter().filter(|t| t.0 != "demo.tmp") {

@@ -124,14 +124,19 @@ fn lock_pid_file(path: Option<&std::path::Path>, notices: &[String], logging_to_
     }
 }
 
-/// Runs a plan to the end; anything wrong before the first record is exit 1.
+/// Runs a plan to the end; anything wrong before the first record, in the
+/// configuration (the front's [`ConfigError`]) or at start-up (the
+/// engine's [`engine::StartError`]), is exit 1.
 fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<Arc<LogFile>>) -> ExitStatus {
-    match plan.map_err(|e| engine::StartError(e.to_string())).and_then(|plan| engine::run(plan, log_file, exit)) {
-        Ok(code) => code,
-        Err(e) => {
-            log::error!("Exception when starting mirror maker: {e}");
-            eprintln!("mirror-maker: {e}");
-            ExitStatus::Config
-        }
+    match plan {
+        Err(e) => not_started(&e),
+        Ok(plan) => engine::run(plan, log_file, exit).unwrap_or_else(|e| not_started(&e)),
     }
+}
+
+/// Says why the mirror did not start, in the log and on stderr.
+fn not_started(why: &dyn std::fmt::Display) -> ExitStatus {
+    log::error!("Exception when starting mirror maker: {why}");
+    eprintln!("mirror-maker: {why}");
+    ExitStatus::Config
 }

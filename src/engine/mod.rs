@@ -10,8 +10,8 @@
 pub mod mm2;
 pub mod pipeline;
 pub mod side_tasks;
+pub mod start_error;
 
-use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -29,6 +29,7 @@ use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
 use crate::engine::side_tasks::SideTasks;
+use crate::engine::start_error::{cannot_create, Client};
 use crate::kafka::admin::MetaClient;
 use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
@@ -36,17 +37,7 @@ use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, ExitStatus, Shutdown};
 use crate::plan::{Flow, Ops, Plan, Shape, Target};
 
-/// Why the mirror could not start; always exit status 1.
-#[derive(Debug)]
-pub struct StartError(pub String);
-
-impl fmt::Display for StartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
+pub use start_error::StartError;
 
 fn log_settings(s: &ClientSettings) {
     for n in &s.notices {
@@ -82,7 +73,7 @@ fn normalise_bootstrap(b: &str) -> Vec<String> {
 /// second signal.
 pub fn run(plan: Plan, log_file: Option<Arc<LogFile>>, exit_now: fn(ExitStatus) -> !) -> Result<ExitStatus, StartError> {
     let shutdown = Shutdown::new(plan.ops.drain_timeout);
-    shutdown::install_signal_handler(shutdown.clone(), log_file, exit_now).map_err(|e| StartError(format!("cannot install the signal handler: {e}")))?;
+    shutdown::install_signal_handler(shutdown.clone(), log_file, exit_now).map_err(StartError::Signals)?;
     run_until(plan, shutdown, Arc::new(Metrics::default()))
 }
 
@@ -100,7 +91,7 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         let _ = metrics.flow_names.set(plan.flows.iter().map(|f| f.name.clone()).collect());
     }
     if let Some((bind, port)) = &plan.ops.metrics {
-        crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|e| StartError(format!("--metrics.port {port} on {bind}: {e}; pick a free port")))?;
+        crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|error| StartError::MetricsPort { bind: bind.clone(), port: *port, error })?;
     }
     let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics: &metrics, shutdown: &shutdown };
     let mut pipelines = Vec::new();
@@ -173,8 +164,7 @@ impl Workers {
         for _ in 0..env.shape.producers {
             let partitioner = settings.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner);
             let ctx = context(env.shape.abort_on_send_failure, partitioner);
-            let p: TargetProducer = pipeline::producer::create(&config, ctx)
-                .map_err(|e| StartError(format!("{}: cannot create the target producer: {e}", settings.path.display())))?;
+            let p: TargetProducer = pipeline::producer::create(&config, ctx).map_err(cannot_create(&settings.path, Client::TargetProducer))?;
             producers.push(p);
             channels.push(lane(queue_bound(env.shape)));
         }
@@ -182,13 +172,12 @@ impl Workers {
         if target_id.is_none() {
             // Refused credentials or a failed TLS handshake: stop before reading anything.
             if env.shutdown.status() == ExitStatus::Config {
-                return Err(StartError(env.shutdown.reason().unwrap_or_default()));
+                return Err(StartError::Refused(env.shutdown.reason().unwrap_or_default()));
             }
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
         let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
-            let meta = crate::kafka::admin::admin_client(&config)
-                .map_err(|e| StartError(format!("{}: cannot create the target's metadata client: {e}", settings.path.display())))?;
+            let meta = crate::kafka::admin::admin_client(&config).map_err(cannot_create(&settings.path, Client::TargetMetadata))?;
             Some(Arc::new(meta))
         } else {
             None
@@ -231,8 +220,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 metrics: env.metrics.clone(),
                 cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
             };
-            let consumer = pipeline::stream::create(&cfg, ctx)
-                .map_err(|e| StartError(format!("{}: cannot create the source consumer: {e}", flow.source.path.display())))?;
+            let consumer = pipeline::stream::create(&cfg, ctx).map_err(cannot_create(&flow.source.path, Client::SourceConsumer))?;
             if j == 0 {
                 match preflight(flow, si, &consumer, workers, env)? {
                     Preflight::Go(s) => stamp = s,
@@ -265,10 +253,8 @@ fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, 
     if !side.create_topics && !side.sync_partitions {
         return Ok(None);
     }
-    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config())
-        .map_err(|e| StartError(format!("{}: cannot create the source admin client: {e}", flow.source.path.display())))?;
-    let target_admin = crate::kafka::admin::admin_client(&workers.config)
-        .map_err(|e| StartError(format!("{}: cannot create the target admin client: {e}", flow.target.settings.path.display())))?;
+    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config()).map_err(cannot_create(&flow.source.path, Client::SourceAdmin))?;
+    let target_admin = crate::kafka::admin::admin_client(&workers.config).map_err(cannot_create(&flow.target.settings.path, Client::TargetAdmin))?;
     Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
 }
 
@@ -323,13 +309,7 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
     let same_id = source_id.is_some() && source_id == workers.target_id;
     let same_servers = normalise_bootstrap(&flow.source.bootstrap) == normalise_bootstrap(&target.bootstrap);
     if (same_id || same_servers) && flow.naming.keeps_names() {
-        return Err(StartError(format!(
-            "{} and {} point at the same cluster{}: with topic names kept, every mirrored record would be mirrored again, forever. \
-             Point --producer.config at another cluster, or rename topics with --message.handler topic-prefix/topic-rename and a filter that excludes the renamed topics",
-            flow.source.path.display(),
-            target.path.display(),
-            source_id.map(|id| format!(" (cluster id {id})")).unwrap_or_default()
-        )));
+        return Err(StartError::SameCluster { source: flow.source.path.clone(), target: target.path.clone(), cluster_id: source_id });
     }
     if !flow.side_effects.provenance {
         return Ok(Preflight::Go(None));
@@ -345,11 +325,7 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
         return Ok(Preflight::Stopped);
     };
     if sid == tid && flow.naming.keeps_names() {
-        return Err(StartError(format!(
-            "{} and {} point at the same cluster (cluster id {sid}); point --producer.config at another cluster",
-            flow.source.path.display(),
-            target.path.display()
-        )));
+        return Err(StartError::SameClusterId { source: flow.source.path.clone(), target: target.path.clone(), cluster_id: sid });
     }
     info!(
         "provenance: records from source cluster {si} get header {}={sid}; records whose {} header names the target ({tid}) came from it and are not copied back",
@@ -374,7 +350,7 @@ fn wait_out_auth_failure(consumer: &SourceConsumer, shutdown: &Shutdown) -> Resu
         }
     }
     if shutdown.status() == ExitStatus::Config {
-        return Err(StartError(shutdown.reason().unwrap_or_default()));
+        return Err(StartError::Refused(shutdown.reason().unwrap_or_default()));
     }
     Ok(())
 }

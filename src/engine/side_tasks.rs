@@ -127,14 +127,16 @@ impl SideTasks {
                 }
                 Duty::Checkpoints(spec) => {
                     let started = mm2::checkpoints::start(flow, &spec, commit_interval, metrics, shutdown)
-                        .map_err(|e| StartError(format!("{}: cannot start its offset-syncs and checkpoints: {e}", flow.name)))?;
+                        .map_err(|error| StartError::Checkpoints { flow: flow.name.clone(), error })?;
                     self.threads.extend(started.threads);
                     self.workers_done.push(started.workers_done);
                     out.syncs = Some(started.syncs);
                 }
                 Duty::ConnectOffsets(spec) => {
                     // Java MM2's positions go into the flow's group before its consumers read it.
-                    match mm2::connect_offsets::start(flow, &spec, commit_interval, shutdown).map_err(|e| StartError(format!("{}: {e}", flow.name)))? {
+                    match mm2::connect_offsets::start(flow, &spec, commit_interval, shutdown)
+                        .map_err(|error| StartError::ConnectOffsets { flow: flow.name.clone(), error: Box::new(error) })?
+                    {
                         Some(started) => {
                             self.threads.extend(started.thread);
                             self.workers_done.push(started.workers_done);

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use rdkafka::bindings as rd;
 use rdkafka::client::Client;
+use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
-use super::admin::{code_text, owned, AdminRequest};
+use super::admin::{owned, AdminRequest};
 
 /// What an ACL lets a principal do (Kafka's `AclOperation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,24 +73,64 @@ impl std::fmt::Display for AclBinding {
     }
 }
 
-/// Why topic ACLs could not be listed.
+/// Which of the two requests failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AclRequest {
+    Describe,
+    Create,
+}
+
+impl std::fmt::Display for AclRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AclRequest::Describe => "describe ACLs",
+            AclRequest::Create => "create ACLs",
+        })
+    }
+}
+
+/// Why topic ACLs could not be listed or created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AclError {
     /// The cluster has no authorizer, so no ACLs. librdkafka 2.12 drops
     /// DescribeAcls' top-level error code, so such a cluster is listed as
     /// one with no topic ACLs instead; kept for a librdkafka that reports it.
     SecurityDisabled,
-    Other(String),
+    /// librdkafka would not build the listing's filter: what it said.
+    BadFilter(String),
+    /// A binding's topic, principal or host (`what`) holds a NUL byte.
+    NulByte { what: &'static str, value: String },
+    /// librdkafka would not build a binding: what it said.
+    BadBinding { binding: AclBinding, reason: String },
+    /// The cluster did not answer within `waited`.
+    NoAnswer { request: AclRequest, waited: Duration },
+    /// The request failed as a whole.
+    Failed { request: AclRequest, code: RDKafkaErrorCode, text: String },
+    /// An answer of another kind than the request's.
+    Unexpected(AclRequest),
+    /// The cluster refused these bindings, each with why.
+    Refused(Vec<(AclBinding, String)>),
 }
 
 impl std::fmt::Display for AclError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AclError::SecurityDisabled => write!(f, "the cluster has no authorizer (security disabled)"),
-            AclError::Other(e) => write!(f, "{e}"),
+            AclError::BadFilter(reason) => write!(f, "{}: bad filter: {reason}", AclRequest::Describe),
+            AclError::NulByte { what, value } => write!(f, "{what} {value:?} contains a NUL byte"),
+            AclError::BadBinding { binding, reason } => write!(f, "ACL {binding}: {reason}"),
+            AclError::NoAnswer { request, waited } => write!(f, "{request}: no answer within {waited:?}"),
+            AclError::Failed { request, code, text } => write!(f, "{request}: {code}: {text}"),
+            AclError::Unexpected(request) => write!(f, "{request}: unexpected answer"),
+            AclError::Refused(refused) => {
+                let each: Vec<String> = refused.iter().map(|(b, why)| format!("{b}: {why}")).collect();
+                f.write_str(&each.join("; "))
+            }
         }
     }
 }
+
+impl std::error::Error for AclError {}
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -169,8 +210,8 @@ fn pattern_to(p: Pattern) -> rd::rd_kafka_ResourcePatternType_t {
     }
 }
 
-fn c_string(what: &str, s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|_| format!("{what} {s:?} contains a NUL byte"))
+fn c_string(what: &'static str, s: &str) -> Result<CString, AclError> {
+    CString::new(s).map_err(|_| AclError::NulByte { what, value: s.to_string() })
 }
 
 /// A request of ours: answered within [`TIMEOUT`], waited for 5 s longer.
@@ -203,7 +244,7 @@ pub fn describe_topic_acls<C: ClientContext>(client: &Client<C>) -> Result<Vec<A
     };
     if filter.is_null() {
         // SAFETY: librdkafka wrote a NUL-terminated message into the buffer.
-        return Err(AclError::Other(format!("describe ACLs: bad filter: {}", unsafe { owned(errstr.as_ptr()) })));
+        return Err(AclError::BadFilter(unsafe { owned(errstr.as_ptr()) }));
     }
     let request = request(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DESCRIBEACLS);
     // SAFETY: live handle, filter, options and queue; librdkafka copies the
@@ -213,7 +254,7 @@ pub fn describe_topic_acls<C: ClientContext>(client: &Client<C>) -> Result<Vec<A
         rd::rd_kafka_AclBinding_destroy(filter);
     }
     let Some(event) = reply(&request) else {
-        return Err(AclError::Other(format!("describe ACLs: no answer within {:?}", TIMEOUT + Duration::from_secs(5))));
+        return Err(AclError::NoAnswer { request: AclRequest::Describe, waited: TIMEOUT + Duration::from_secs(5) });
     };
     // SAFETY: `event` is a live event we own until destroyed at the end;
     // the result and its bindings (and their strings) live as long as it.
@@ -225,11 +266,11 @@ pub fn describe_topic_acls<C: ClientContext>(client: &Client<C>) -> Result<Vec<A
             }
             if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
                 let text = owned(rd::rd_kafka_event_error_string(event));
-                return Err(AclError::Other(format!("describe ACLs: {}: {text}", code_text(err))));
+                return Err(AclError::Failed { request: AclRequest::Describe, code: RDKafkaErrorCode::from(err), text });
             }
             let result = rd::rd_kafka_event_DescribeAcls_result(event);
             if result.is_null() {
-                return Err(AclError::Other("describe ACLs: unexpected answer".into()));
+                return Err(AclError::Unexpected(AclRequest::Describe));
             }
             let mut n = 0usize;
             let acls = rd::rd_kafka_DescribeAcls_result_acls(result, &mut n);
@@ -254,7 +295,7 @@ pub fn describe_topic_acls<C: ClientContext>(client: &Client<C>) -> Result<Vec<A
 
 /// Creates topic ACLs; one that exists already is no error (the broker
 /// keeps one copy). Err lists every binding refused, with why.
-pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]) -> Result<(), String> {
+pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]) -> Result<(), AclError> {
     if bindings.is_empty() {
         return Ok(());
     }
@@ -266,7 +307,7 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
         }
     };
     for b in bindings {
-        let strings = (|| Ok::<_, String>((c_string("topic", &b.name)?, c_string("principal", &b.principal)?, c_string("host", &b.host)?)))();
+        let strings = (|| Ok::<_, AclError>((c_string("topic", &b.name)?, c_string("principal", &b.principal)?, c_string("host", &b.host)?)))();
         let (name, principal, host) = match strings {
             Ok(s) => s,
             Err(e) => {
@@ -293,7 +334,7 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
         if acl.is_null() {
             free(&mut made);
             // SAFETY: librdkafka wrote a NUL-terminated message into the buffer.
-            return Err(format!("ACL {b}: {}", unsafe { owned(errstr.as_ptr()) }));
+            return Err(AclError::BadBinding { binding: b.clone(), reason: unsafe { owned(errstr.as_ptr()) } });
         }
         made.push(acl);
     }
@@ -303,7 +344,7 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
     unsafe { rd::rd_kafka_CreateAcls(client.native_ptr(), made.as_mut_ptr(), made.len(), request.options, request.queue) };
     free(&mut made);
     let Some(event) = reply(&request) else {
-        return Err(format!("create ACLs: no answer within {:?}", TIMEOUT + Duration::from_secs(5)));
+        return Err(AclError::NoAnswer { request: AclRequest::Create, waited: TIMEOUT + Duration::from_secs(5) });
     };
     // SAFETY: `event` is a live event we own until destroyed at the end;
     // the results and their errors live as long as it (not ours to free).
@@ -311,17 +352,21 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
         let answer = (|| {
             let err = rd::rd_kafka_event_error(event);
             if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                return Err(format!("create ACLs: {}: {}", code_text(err), owned(rd::rd_kafka_event_error_string(event))));
+                return Err(AclError::Failed {
+                    request: AclRequest::Create,
+                    code: RDKafkaErrorCode::from(err),
+                    text: owned(rd::rd_kafka_event_error_string(event)),
+                });
             }
             let result = rd::rd_kafka_event_CreateAcls_result(event);
             if result.is_null() {
-                return Err("create ACLs: unexpected answer".into());
+                return Err(AclError::Unexpected(AclRequest::Create));
             }
             let mut n = 0usize;
             let results = rd::rd_kafka_CreateAcls_result_acls(result, &mut n);
             let results = if results.is_null() || n == 0 { &[][..] } else { std::slice::from_raw_parts(results, n) };
             // The results come in the order of the request.
-            let refused: Vec<String> = results
+            let refused: Vec<(AclBinding, String)> = results
                 .iter()
                 .zip(bindings)
                 .filter_map(|(&r, b)| {
@@ -329,13 +374,13 @@ pub fn create_acls<C: ClientContext>(client: &Client<C>, bindings: &[AclBinding]
                     if e.is_null() || rd::rd_kafka_error_code(e) == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
                         return None;
                     }
-                    Some(format!("{b}: {}", owned(rd::rd_kafka_error_string(e))))
+                    Some((b.clone(), owned(rd::rd_kafka_error_string(e))))
                 })
                 .collect();
             if refused.is_empty() {
                 Ok(())
             } else {
-                Err(refused.join("; "))
+                Err(AclError::Refused(refused))
             }
         })();
         rd::rd_kafka_event_destroy(event);
@@ -358,5 +403,23 @@ mod tests {
         for p in [Pattern::Literal, Pattern::Prefixed] {
             assert_eq!(pattern_from(pattern_to(p)), p);
         }
+    }
+
+    #[test]
+    fn errors_read_as_before_they_were_typed() {
+        let b = |name: &str| AclBinding {
+            name: name.into(),
+            pattern: Pattern::Literal,
+            principal: "User:a".into(),
+            host: "*".into(),
+            operation: Operation::Read,
+            permission: Permission::Allow,
+        };
+        let refused = AclError::Refused(vec![(b("t1"), "no".into()), (b("t2"), "never".into())]);
+        assert_eq!(refused.to_string(), format!("{}: no; {}: never", b("t1"), b("t2")));
+        assert_eq!(c_string("host", "a\0b").unwrap_err().to_string(), "host \"a\\0b\" contains a NUL byte");
+        let late = AclError::NoAnswer { request: AclRequest::Create, waited: Duration::from_secs(20) };
+        assert_eq!(late.to_string(), "create ACLs: no answer within 20s");
+        assert_eq!(AclError::Unexpected(AclRequest::Describe).to_string(), "describe ACLs: unexpected answer");
     }
 }

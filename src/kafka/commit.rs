@@ -3,9 +3,11 @@
 //! for the answer with a bound and never has more than one in flight.
 
 use std::ffi::CStr;
-use std::time::Instant;
+use std::fmt;
+use std::time::{Duration, Instant};
 
 use rdkafka::client::Client;
+use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::{ClientContext, TopicPartitionList};
 
 /// A commit's own reply queue: librdkafka's commit, answered there instead
@@ -18,11 +20,31 @@ unsafe impl Send for CommitQueue {}
 
 /// What the coordinator answered: the partitions it refused, with why; or
 /// why the whole commit failed.
-pub type CommitAnswer = Result<Vec<(String, i32, String)>, String>;
+pub type CommitAnswer = Result<Vec<(String, i32, RDKafkaErrorCode)>, CommitError>;
+
+/// Why a whole commit failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommitError {
+    /// librdkafka would not send it, or the coordinator refused it whole.
+    Refused(RDKafkaErrorCode),
+    /// No answer within `waited` (the stream keeps the queue, see [`CommitQueue::answer`]).
+    Unanswered { waited: Duration },
+}
+
+impl fmt::Display for CommitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommitError::Refused(code) => write!(f, "{code}"),
+            CommitError::Unanswered { waited } => write!(f, "no answer from the group coordinator within {:.1} s", waited.as_secs_f64()),
+        }
+    }
+}
+
+impl std::error::Error for CommitError {}
 
 impl CommitQueue {
     /// Sends the commit of `list`; its answer comes on the returned queue.
-    pub fn send<C: ClientContext>(client: &Client<C>, list: &TopicPartitionList) -> Result<CommitQueue, String> {
+    pub fn send<C: ClientContext>(client: &Client<C>, list: &TopicPartitionList) -> Result<CommitQueue, CommitError> {
         use rdkafka::bindings as rd;
         let rk = client.native_ptr();
         // SAFETY: `rk` is the live client's handle (borrowed for the call); the queue is ours until
@@ -34,7 +56,7 @@ impl CommitQueue {
         // callback, so the result comes back as an event on `queue`.
         let err = unsafe { rd::rd_kafka_commit_queue(rk, list.ptr(), queue.0, None, std::ptr::null_mut()) };
         if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-            return Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string());
+            return Err(CommitError::Refused(RDKafkaErrorCode::from(err)));
         }
         Ok(queue)
     }
@@ -54,7 +76,7 @@ impl CommitQueue {
         let answer = unsafe {
             let err = rd::rd_kafka_event_error(event);
             let answer = if err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
-                Err(rdkafka::error::RDKafkaErrorCode::from(err).to_string())
+                Err(CommitError::Refused(RDKafkaErrorCode::from(err)))
             } else {
                 let tpl = rd::rd_kafka_event_topic_partition_list(event);
                 let elems = if tpl.is_null() || (*tpl).cnt <= 0 { &[][..] } else { std::slice::from_raw_parts((*tpl).elems, (*tpl).cnt as usize) };
@@ -63,7 +85,7 @@ impl CommitQueue {
                     .filter(|e| e.err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
                     .map(|e| {
                         let topic = CStr::from_ptr(e.topic).to_string_lossy().into_owned();
-                        (topic, e.partition, rdkafka::error::RDKafkaErrorCode::from(e.err).to_string())
+                        (topic, e.partition, RDKafkaErrorCode::from(e.err))
                     })
                     .collect())
             };

@@ -69,6 +69,8 @@ impl fmt::Display for ReadError {
     }
 }
 
+impl std::error::Error for ReadError {}
+
 /// Reads `topic` through `consumer` up to the ends it has now, handing each
 /// record to `each`; gives up after `patience` without progress or when
 /// `stop` says so. Ok(None) when the topic does not exist; else each read

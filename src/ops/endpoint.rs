@@ -463,13 +463,14 @@ mod tests {
     }
 
     /// A scrape as Prometheus makes it; the whole answer, or why there is none.
-    fn scrape(port: u16) -> Result<String, String> {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+    fn scrape(port: u16) -> io::Result<String> {
+        let failed = |step: String| move |e: io::Error| io::Error::new(e.kind(), format!("{step}: {e}"));
+        let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(failed("connect".into()))?;
         s.set_read_timeout(Some(GENEROUS)).unwrap();
         s.set_write_timeout(Some(GENEROUS)).unwrap();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n\r\n").map_err(|e| format!("write: {e}"))?;
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: text/plain\r\n\r\n").map_err(failed("write".into()))?;
         let mut out = Vec::new();
-        s.read_to_end(&mut out).map_err(|e| format!("no answer within {GENEROUS:?}: {e}"))?;
+        s.read_to_end(&mut out).map_err(failed(format!("no answer within {GENEROUS:?}")))?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 

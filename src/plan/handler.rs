@@ -33,12 +33,46 @@ pub enum Handler {
     Remote { policy: ReplicationPolicy, source_alias: String },
 }
 
+/// What is wrong with `--message.handler` or `--message.handler.args`;
+/// each text says how to write it instead.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HandlerError(pub String);
+pub enum HandlerError {
+    /// `identity` and `partition-preserving` take no arguments.
+    TakesNoArgs { handler: String, args: String },
+    /// `topic-prefix` without its prefix.
+    NoPrefix,
+    /// `topic-rename` without its mapping.
+    NoRenames,
+    /// A mapping that is not `source<separator>target`.
+    NotAPair { pair: String, separator: char },
+    /// A source topic mapped twice.
+    RenamedTwice { topic: String },
+    /// A prefix or a topic of the mapping that Kafka would refuse;
+    /// `what` says which.
+    IllegalTopic { what: &'static str, name: String },
+    /// No built-in handler has that name.
+    Unknown { name: String },
+}
 
 impl fmt::Display for HandlerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            HandlerError::TakesNoArgs { handler, args } => {
+                write!(f, "--message.handler {handler} takes no arguments, but --message.handler.args '{args}' was given; remove it")
+            }
+            HandlerError::NoPrefix => {
+                f.write_str("--message.handler topic-prefix needs the prefix in --message.handler.args, e.g. --message.handler.args 'dr.'")
+            }
+            HandlerError::NoRenames => f.write_str("--message.handler topic-rename needs --message.handler.args 'src:dst,src2:dst2'"),
+            HandlerError::NotAPair { pair, separator } => {
+                write!(f, "--message.handler.args: '{pair}' is not 'source{separator}target'; write e.g. 'orders:orders-copy'")
+            }
+            HandlerError::RenamedTwice { topic } => write!(f, "--message.handler.args renames '{topic}' twice; keep one mapping"),
+            HandlerError::IllegalTopic { what, name } => {
+                write!(f, "--message.handler.args: {what} '{name}' is not a legal Kafka topic name (letters, digits, '.', '_', '-', at most 249)")
+            }
+            HandlerError::Unknown { name } => write!(f, "unknown handler '{name}'"),
+        }
     }
 }
 
@@ -50,39 +84,32 @@ impl Handler {
         match spec.name.as_str() {
             "identity" | "partition-preserving" => {
                 if let Some(a) = args {
-                    return Err(HandlerError(format!(
-                        "--message.handler {} takes no arguments, but --message.handler.args '{a}' was given; remove it",
-                        spec.name
-                    )));
+                    return Err(HandlerError::TakesNoArgs { handler: spec.name.clone(), args: a.to_string() });
                 }
                 Ok(if spec.name == "identity" { Handler::Identity } else { Handler::PartitionPreserving })
             }
             "topic-prefix" => {
-                let prefix = args.ok_or_else(|| {
-                    HandlerError("--message.handler topic-prefix needs the prefix in --message.handler.args, e.g. --message.handler.args 'dr.'".into())
-                })?;
+                let prefix = args.ok_or(HandlerError::NoPrefix)?;
                 validate_topic_name(prefix, "the prefix")?;
                 Ok(Handler::TopicPrefix(prefix.to_string()))
             }
             "topic-rename" => {
-                let a = args.ok_or_else(|| HandlerError("--message.handler topic-rename needs --message.handler.args 'src:dst,src2:dst2'".into()))?;
+                let a = args.ok_or(HandlerError::NoRenames)?;
                 let mut map = HashMap::new();
                 // Also accept the popular RenameTopicHandler form `src,dst;src2,dst2`.
                 let (pair_sep, kv_sep) = if a.contains(':') { (',', ':') } else { (';', ',') };
                 for pair in a.split(pair_sep).map(str::trim).filter(|p| !p.is_empty()) {
-                    let (src, dst) = pair.split_once(kv_sep).ok_or_else(|| {
-                        HandlerError(format!("--message.handler.args: '{pair}' is not 'source{kv_sep}target'; write e.g. 'orders:orders-copy'"))
-                    })?;
+                    let (src, dst) = pair.split_once(kv_sep).ok_or_else(|| HandlerError::NotAPair { pair: pair.to_string(), separator: kv_sep })?;
                     let (src, dst) = (src.trim(), dst.trim());
                     validate_topic_name(src, "a source topic")?;
                     validate_topic_name(dst, "a target topic")?;
                     if map.insert(src.to_string(), dst.to_string()).is_some() {
-                        return Err(HandlerError(format!("--message.handler.args renames '{src}' twice; keep one mapping")));
+                        return Err(HandlerError::RenamedTwice { topic: src.to_string() });
                     }
                 }
                 Ok(Handler::TopicRename(map))
             }
-            other => Err(HandlerError(format!("unknown handler '{other}'"))),
+            other => Err(HandlerError::Unknown { name: other.to_string() }),
         }
     }
 
@@ -136,12 +163,12 @@ impl Handler {
 
 /// Kafka's legal topic characters, checked early so a typo fails at start,
 /// not on the first record.
-fn validate_topic_name(name: &str, what: &str) -> Result<(), HandlerError> {
+fn validate_topic_name(name: &str, what: &'static str) -> Result<(), HandlerError> {
     let ok = !name.is_empty() && name.len() <= 249 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if ok {
         Ok(())
     } else {
-        Err(HandlerError(format!("--message.handler.args: {what} '{name}' is not a legal Kafka topic name (letters, digits, '.', '_', '-', at most 249)")))
+        Err(HandlerError::IllegalTopic { what, name: name.to_string() })
     }
 }
 
@@ -174,9 +201,9 @@ mod tests {
 
     #[test]
     fn rename_errors() {
-        assert!(Handler::from_spec(&spec("topic-rename", None)).unwrap_err().0.contains("src:dst"));
-        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b,a:c"))).unwrap_err().0.contains("twice"));
-        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b c"))).unwrap_err().0.contains("not a legal"));
+        assert!(Handler::from_spec(&spec("topic-rename", None)).unwrap_err().to_string().contains("src:dst"));
+        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b,a:c"))).unwrap_err().to_string().contains("twice"));
+        assert!(Handler::from_spec(&spec("topic-rename", Some("a:b c"))).unwrap_err().to_string().contains("not a legal"));
     }
 
     #[test]
@@ -193,6 +220,6 @@ mod tests {
         let h = Handler::from_spec(&spec("partition-preserving", None)).unwrap();
         assert_eq!(h.target_partition(5), Some(5));
         assert_eq!(h.target_topic("t"), "t");
-        assert!(Handler::from_spec(&spec("partition-preserving", Some("x"))).unwrap_err().0.contains("takes no arguments"));
+        assert!(Handler::from_spec(&spec("partition-preserving", Some("x"))).unwrap_err().to_string().contains("takes no arguments"));
     }
 }

@@ -36,11 +36,14 @@ use crate::engine::mm2::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
 use crate::formats::{Checkpoint, OffsetSync};
 use crate::kafka::admin::{admin_config, create_compacted};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
-use crate::kafka::topic_reader::{self, Partitions};
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
 use crate::plan::{Checkpointing, Flow};
+
+mod read_back;
+
+use read_back::read_to_end;
 
 /// How long a read of an internal topic to its end may go without progress.
 const READ_PATIENCE: Duration = Duration::from_secs(120);
@@ -185,27 +188,6 @@ impl rdkafka::producer::ProducerContext for SyncsWritten {
             self.0.written(&s.topic, s.partition, s.upstream_offset, s.downstream_offset, m.offset());
         }
     }
-}
-
-/// Records as (offset, key, value).
-pub type KeyValues = Vec<(i64, Vec<u8>, Vec<u8>)>;
-
-/// Reads partition 0 of `topic` from `from` (its start when None or gone)
-/// to the end it had when asked (how Java reads offset-syncs and
-/// checkpoints); an absent or empty topic gives nothing. Gives up after
-/// `patience` without progress, or when `stop` says so.
-fn read_to_end(config: &ClientConfig, topic: &str, from: Option<i64>, patience: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, String> {
-    let mut c = admin_config(config);
-    c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
-    let consumer: BaseConsumer = c.create().map_err(|e| format!("cannot create a reader of {topic}: {e}"))?;
-    let mut out = Vec::new();
-    topic_reader::read_to_end(&consumer, topic, Partitions::Zero { from }, patience, stop, |m| {
-        if let (Some(k), Some(v)) = (m.key(), m.payload()) {
-            out.push((m.offset(), k.to_vec(), v.to_vec()));
-        }
-    })
-    .map_err(|e| format!("reading {topic}: {e}"))?;
-    Ok(out)
 }
 
 /// (group, target topic, partition).

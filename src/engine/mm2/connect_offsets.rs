@@ -38,7 +38,7 @@ use log::{debug, info, warn};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
@@ -75,13 +75,15 @@ pub type SourcePartition = (String, i32);
 #[derive(Debug)]
 pub enum ConnectOffsetsError {
     /// The cluster did not answer; worth another try.
-    Unreachable { cluster: String, detail: String },
+    Unreachable { cluster: String, error: KafkaError },
     /// The offsets topic exists but could not be read to its end.
-    Read { topic: String, detail: String },
+    Read { topic: String, error: ReadError },
     /// The flow's group on the source could not be read or moved.
     Group { group: String, source: GroupError },
     /// A client could not be made from the settings.
-    Client { what: String, detail: String },
+    Client { what: String, error: KafkaError },
+    /// The hand-back's thread could not be started.
+    Thread(std::io::Error),
 }
 
 impl ConnectOffsetsError {
@@ -100,21 +102,31 @@ impl ConnectOffsetsError {
 impl fmt::Display for ConnectOffsetsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConnectOffsetsError::Unreachable { cluster, detail } => {
-                write!(f, "{cluster} does not answer ({detail}); check its bootstrap.servers and that its brokers are up")
+            ConnectOffsetsError::Unreachable { cluster, error } => {
+                write!(f, "{cluster} does not answer ({error}); check its bootstrap.servers and that its brokers are up")
             }
-            ConnectOffsetsError::Read { topic, detail } => write!(
+            ConnectOffsetsError::Read { topic, error } => write!(
                 f,
-                "cannot read Java MirrorMaker 2's positions in {topic} ({detail}); without them the flow would copy again what Java MM2 \
+                "cannot read Java MirrorMaker 2's positions in {topic} ({error}); without them the flow would copy again what Java MM2 \
                  copied. Check the target's brokers and that this client may read {topic} (ACL READ on the topic)"
             ),
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
-            ConnectOffsetsError::Client { what, detail } => write!(f, "cannot create {what}: {detail}"),
+            ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
+            ConnectOffsetsError::Thread(e) => write!(f, "cannot create the Connect offsets writer thread: {e}"),
         }
     }
 }
 
-impl std::error::Error for ConnectOffsetsError {}
+impl std::error::Error for ConnectOffsetsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectOffsetsError::Unreachable { error, .. } | ConnectOffsetsError::Client { error, .. } => Some(error),
+            ConnectOffsetsError::Read { error, .. } => Some(error),
+            ConnectOffsetsError::Group { source, .. } => Some(source),
+            ConnectOffsetsError::Thread(e) => Some(e),
+        }
+    }
+}
 
 /// Java MirrorMaker 2's positions of one flow, as read from the offsets topic.
 #[derive(Debug, Default, PartialEq)]
@@ -193,10 +205,8 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
     match read {
         Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
         Ok(None) => return Ok(None),
-        Err(ReadError::Request { error, .. }) => {
-            return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), detail: error.to_string() })
-        }
-        Err(e) => return Err(ConnectOffsetsError::Read { topic: topic.into(), detail: e.to_string() }),
+        Err(ReadError::Request { error, .. }) => return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), error }),
+        Err(error) => return Err(ConnectOffsetsError::Read { topic: topic.into(), error }),
     }
     Ok(Some(positions))
 }
@@ -206,7 +216,7 @@ pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &
 fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseConsumer, ConnectOffsetsError> {
     let mut c = admin_config(config);
     c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("isolation.level", isolation);
-    c.create().map_err(|e| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), detail: e.to_string() })
+    c.create().map_err(|error| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), error })
 }
 
 /// The partitions whose high watermark is past the last stable offset the
@@ -285,7 +295,7 @@ pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration,
     let thread = std::thread::Builder::new()
         .name(format!("mirrormaker-connect-offsets-{}", flow.name))
         .spawn(move || writer.run())
-        .map_err(|e| ConnectOffsetsError::Client { what: "the Connect offsets writer thread".into(), detail: e.to_string() })?;
+        .map_err(ConnectOffsetsError::Thread)?;
     Ok(Some(Started { thread: Some(thread), workers_done }))
 }
 
@@ -330,13 +340,12 @@ fn take_over(
         info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, spec.topic);
         return Ok(java);
     }
-    let admin = groups::admin_consumer(source)
-        .map_err(|e| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), detail: e.to_string() })?;
+    let admin = groups::admin_consumer(source).map_err(|error| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), error })?;
     // A partition deleted since Java copied it has nothing left to copy,
     // and the broker refuses a commit for it.
     let metadata = admin
         .fetch_metadata(None, REQUEST_TIMEOUT)
-        .map_err(|e| ConnectOffsetsError::Unreachable { cluster: format!("source cluster {}", flow.source.bootstrap), detail: e.to_string() })?;
+        .map_err(|error| ConnectOffsetsError::Unreachable { cluster: format!("source cluster {}", flow.source.bootstrap), error })?;
     let existing: std::collections::HashSet<SourcePartition> =
         metadata.topics().iter().flat_map(|t| t.partitions().iter().map(move |p| (t.name().to_string(), p.id()))).collect();
     let before = java.offsets.len();
@@ -454,6 +463,33 @@ impl ProducerContext for Acks {
     }
 }
 
+/// Why a round of the hand-back wrote nothing for sure (the next round
+/// writes it again).
+#[derive(Debug)]
+enum HandBackError {
+    /// The flow's group offsets could not be read.
+    Group(GroupError),
+    /// The producer's queue took no more.
+    Queue(KafkaError),
+    /// Not acknowledged within `waited`.
+    Flush { topic: String, waited: Duration, error: KafkaError },
+    /// The target refused `failed` of the `of` records; `last` says why.
+    Refused { failed: u64, of: usize, last: String, topic: String },
+}
+
+impl fmt::Display for HandBackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandBackError::Group(e) => write!(f, "{e}"),
+            HandBackError::Queue(e) => write!(f, "cannot queue a record: {e}"),
+            HandBackError::Flush { topic, waited, error } => write!(f, "{topic} not acknowledged within {}s: {error}", waited.as_secs()),
+            HandBackError::Refused { failed, of, last, topic } => {
+                write!(f, "the target refused {failed} of {of} records ({last}); check that this client may write to {topic}")
+            }
+        }
+    }
+}
+
 /// The hand-back writer of one flow.
 struct HandBack {
     name: String,
@@ -518,8 +554,8 @@ impl HandBack {
                 return None;
             }
         };
-        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), String> {
-            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT).map_err(|e| e.to_string())?;
+        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), KafkaError> {
+            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT)?;
             let n = md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32);
             Ok((md.brokers().len(), n))
         };
@@ -563,8 +599,13 @@ impl HandBack {
 
     /// Writes the positions the group committed that differ from what the
     /// topic holds; returns how many.
-    fn write_changed<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, producer: &BaseProducer<Acks>, partitions: i32) -> Result<usize, String> {
-        let committed = groups::group_offsets(admin, &self.group).map_err(|e| e.to_string())?;
+    fn write_changed<C: ClientContext>(
+        &mut self,
+        admin: &rdkafka::client::Client<C>,
+        producer: &BaseProducer<Acks>,
+        partitions: i32,
+    ) -> Result<usize, HandBackError> {
+        let committed = groups::group_offsets(admin, &self.group).map_err(HandBackError::Group)?;
         let changed = changed_positions(&committed, &self.written);
         if changed.is_empty() {
             return Ok(0);
@@ -576,15 +617,15 @@ impl HandBack {
             let record = BaseRecord::<[u8], [u8]>::to(&self.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
             // The queue is far larger than one flow's partitions; a full
             // queue only means this round fails and the next one retries.
-            producer.send(record).map_err(|(e, _)| format!("cannot queue a record: {e}"))?;
+            producer.send(record).map_err(|(e, _)| HandBackError::Queue(e))?;
         }
-        producer.flush(REQUEST_TIMEOUT).map_err(|e| format!("{} not acknowledged within {}s: {e}", self.spec.topic, REQUEST_TIMEOUT.as_secs()))?;
+        producer.flush(REQUEST_TIMEOUT).map_err(|e| HandBackError::Flush { topic: self.spec.topic.clone(), waited: REQUEST_TIMEOUT, error: e })?;
         // Refused records leave the queue as failed deliveries, so the flush
         // alone does not tell; such a round is written again next time.
         let failed = producer.context().failed.load(Ordering::SeqCst) - failed_before;
         if failed > 0 {
             let last = producer.context().last_error.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-            return Err(format!("the target refused {failed} of {} records ({last}); check that this client may write to {}", changed.len(), self.spec.topic));
+            return Err(HandBackError::Refused { failed, of: changed.len(), last, topic: self.spec.topic.clone() });
         }
         debug!("[{}] {} position(s) handed back to {}", self.name, changed.len(), self.spec.topic);
         let n = changed.len();

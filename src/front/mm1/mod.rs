@@ -22,7 +22,7 @@ use cli::{CheckpointOptions, OpsOptions, Options, DEFAULT_OFFSET_COMMIT_INTERVAL
 /// handler built; no network I/O (except reading the brokers of a
 /// ZooKeeper-era consumer file from ZooKeeper).
 pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
-    let naming = Arc::new(Handler::from_spec(&options.handler).map_err(|e| ConfigError::new(e.0).with_key("--message.handler"))?);
+    let naming = Arc::new(Handler::from_spec(&options.handler).map_err(|e| ConfigError::new(e.to_string()).with_key("--message.handler"))?);
     let topts = TranslateOptions { accept_zookeeper_offsets_loss: options.accept_zookeeper_offsets_loss };
     let target_settings = {
         let mut sources = Vec::new();

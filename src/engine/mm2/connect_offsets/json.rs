@@ -2,8 +2,77 @@
 //! `schemas.enable=false`, written and read by hand (the shapes are fixed
 //! and tiny), and the partition Java's producer gives a key.
 
+use std::fmt;
+
 use super::CONNECTOR;
 use crate::plan::partitioner::java_partition;
+
+/// Why a key or value of the offsets topic is not what JsonConverter
+/// writes; `at` is a byte position. Such a record is skipped, and the
+/// first one described (`JavaPositions::first_malformed`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum JsonError {
+    Trailing {
+        at: usize,
+    },
+    /// `what` is e.g. `':'`, `',' or ']'`, `a field name`.
+    Expected {
+        what: &'static str,
+        at: usize,
+    },
+    UnexpectedByte {
+        at: usize,
+    },
+    UnexpectedEnd,
+    TooDeep,
+    NotAnInteger {
+        at: usize,
+    },
+    IntegerOutOfRange {
+        text: String,
+    },
+    ShortEscape,
+    BadEscape {
+        at: usize,
+    },
+    BadUnicodeEscape {
+        at: Option<usize>,
+    },
+    LoneSurrogate,
+    Unterminated {
+        what: &'static str,
+    },
+    ControlCharacter,
+    NotUtf8,
+    /// The JSON is well formed but not the shape of a key or value:
+    /// what it is not.
+    Shape(&'static str),
+    PartitionOutOfRange(i64),
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::Trailing { at } => write!(f, "trailing bytes at {at}"),
+            JsonError::Expected { what, at } => write!(f, "expected {what} at {at}"),
+            JsonError::UnexpectedByte { at } => write!(f, "unexpected byte at {at}"),
+            JsonError::UnexpectedEnd => f.write_str("unexpected end"),
+            JsonError::TooDeep => f.write_str("nested too deep"),
+            JsonError::NotAnInteger { at } => write!(f, "not an integer at {at}"),
+            JsonError::IntegerOutOfRange { text } => write!(f, "integer {text} out of range"),
+            JsonError::ShortEscape => f.write_str("short \\u escape"),
+            JsonError::BadEscape { at } => write!(f, "bad escape at {at}"),
+            JsonError::BadUnicodeEscape { at: Some(at) } => write!(f, "bad \\u escape at {at}"),
+            JsonError::BadUnicodeEscape { at: None } => f.write_str("bad \\u escape"),
+            JsonError::LoneSurrogate => f.write_str("lone surrogate"),
+            JsonError::Unterminated { what } => write!(f, "unterminated {what}"),
+            JsonError::ControlCharacter => f.write_str("control character in a string"),
+            JsonError::NotUtf8 => f.write_str("a string is not UTF-8"),
+            JsonError::Shape(what) => f.write_str(what),
+            JsonError::PartitionOutOfRange(p) => write!(f, "partition {p} out of range"),
+        }
+    }
+}
 
 /// A string as Jackson writes it: `"` and `\` escaped, control characters
 /// as `\n`-style or `\u00XX` (upper-case hex), everything else as is.
@@ -76,12 +145,12 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn parse(bytes: &'a [u8]) -> Result<Json, String> {
+    fn parse(bytes: &'a [u8]) -> Result<Json, JsonError> {
         let mut r = Reader { b: bytes, at: 0 };
         let v = r.value(0)?;
         r.ws();
         if r.at != r.b.len() {
-            return Err(format!("trailing bytes at {}", r.at));
+            return Err(JsonError::Trailing { at: r.at });
         }
         Ok(v)
     }
@@ -97,30 +166,31 @@ impl<'a> Reader<'a> {
         self.b.get(self.at).copied()
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), String> {
+    /// Byte `c`, which `what` names for the error.
+    fn expect(&mut self, c: u8, what: &'static str) -> Result<(), JsonError> {
         if self.peek() == Some(c) {
             self.at += 1;
             Ok(())
         } else {
-            Err(format!("expected '{}' at {}", c as char, self.at))
+            Err(JsonError::Expected { what, at: self.at })
         }
     }
 
-    fn literal(&mut self, word: &str, v: Json) -> Result<Json, String> {
+    fn literal(&mut self, word: &str, v: Json) -> Result<Json, JsonError> {
         if self.b[self.at..].starts_with(word.as_bytes()) {
             self.at += word.len();
             Ok(v)
         } else {
-            Err(format!("unexpected byte at {}", self.at))
+            Err(JsonError::UnexpectedByte { at: self.at })
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Json, String> {
+    fn value(&mut self, depth: usize) -> Result<Json, JsonError> {
         if depth > MAX_DEPTH {
-            return Err("nested too deep".into());
+            return Err(JsonError::TooDeep);
         }
         match self.peek() {
-            None => Err("unexpected end".into()),
+            None => Err(JsonError::UnexpectedEnd),
             Some(b'n') => self.literal("null", Json::Null),
             Some(b't') => self.literal("true", Json::Bool(true)),
             Some(b'f') => self.literal("false", Json::Bool(false)),
@@ -140,7 +210,7 @@ impl<'a> Reader<'a> {
                             self.at += 1;
                             return Ok(Json::Array(items));
                         }
-                        _ => return Err(format!("expected ',' or ']' at {}", self.at)),
+                        _ => return Err(JsonError::Expected { what: "',' or ']'", at: self.at }),
                     }
                 }
             }
@@ -153,10 +223,10 @@ impl<'a> Reader<'a> {
                 }
                 loop {
                     if self.peek() != Some(b'"') {
-                        return Err(format!("expected a field name at {}", self.at));
+                        return Err(JsonError::Expected { what: "a field name", at: self.at });
                     }
                     let name = self.string()?;
-                    self.expect(b':')?;
+                    self.expect(b':', "':'")?;
                     fields.push((name, self.value(depth + 1)?));
                     match self.peek() {
                         Some(b',') => self.at += 1,
@@ -164,16 +234,16 @@ impl<'a> Reader<'a> {
                             self.at += 1;
                             return Ok(Json::Object(fields));
                         }
-                        _ => return Err(format!("expected ',' or '}}' at {}", self.at)),
+                        _ => return Err(JsonError::Expected { what: "',' or '}'", at: self.at }),
                     }
                 }
             }
             Some(c) if c == b'-' || c.is_ascii_digit() => self.integer(),
-            Some(_) => Err(format!("unexpected byte at {}", self.at)),
+            Some(_) => Err(JsonError::UnexpectedByte { at: self.at }),
         }
     }
 
-    fn integer(&mut self) -> Result<Json, String> {
+    fn integer(&mut self) -> Result<Json, JsonError> {
         let start = self.at;
         if self.b[self.at] == b'-' {
             self.at += 1;
@@ -183,31 +253,32 @@ impl<'a> Reader<'a> {
             self.at += 1;
         }
         if self.at == digits || matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
-            return Err(format!("not an integer at {start}"));
+            return Err(JsonError::NotAnInteger { at: start });
         }
-        let text = std::str::from_utf8(&self.b[start..self.at]).map_err(|e| e.to_string())?;
-        text.parse::<i64>().map(Json::Int).map_err(|_| format!("integer {text} out of range"))
+        // ASCII digits and a sign, checked above.
+        let text = std::str::from_utf8(&self.b[start..self.at]).map_err(|_| JsonError::NotAnInteger { at: start })?;
+        text.parse::<i64>().map(Json::Int).map_err(|_| JsonError::IntegerOutOfRange { text: text.to_string() })
     }
 
-    fn hex4(&mut self) -> Result<u32, String> {
-        let h = self.b.get(self.at..self.at + 4).ok_or("short \\u escape")?;
-        let text = std::str::from_utf8(h).map_err(|_| "bad \\u escape")?;
-        let v = u32::from_str_radix(text, 16).map_err(|_| format!("bad \\u escape at {}", self.at))?;
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let h = self.b.get(self.at..self.at + 4).ok_or(JsonError::ShortEscape)?;
+        let text = std::str::from_utf8(h).map_err(|_| JsonError::BadUnicodeEscape { at: None })?;
+        let v = u32::from_str_radix(text, 16).map_err(|_| JsonError::BadUnicodeEscape { at: Some(self.at) })?;
         self.at += 4;
         Ok(v)
     }
 
     /// A string at the current position (its opening quote included).
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, JsonError> {
         self.at += 1;
         let mut out = Vec::new();
         loop {
-            let Some(&c) = self.b.get(self.at) else { return Err("unterminated string".into()) };
+            let Some(&c) = self.b.get(self.at) else { return Err(JsonError::Unterminated { what: "string" }) };
             self.at += 1;
             match c {
-                b'"' => return String::from_utf8(out).map_err(|_| "a string is not UTF-8".to_string()),
+                b'"' => return String::from_utf8(out).map_err(|_| JsonError::NotUtf8),
                 b'\\' => {
-                    let Some(&e) = self.b.get(self.at) else { return Err("unterminated escape".into()) };
+                    let Some(&e) = self.b.get(self.at) else { return Err(JsonError::Unterminated { what: "escape" }) };
                     self.at += 1;
                     let ch = match e {
                         b'"' => '"',
@@ -222,25 +293,25 @@ impl<'a> Reader<'a> {
                             let hi = self.hex4()?;
                             let code = if (0xD800..0xDC00).contains(&hi) {
                                 if self.b.get(self.at..self.at + 2) != Some(b"\\u") {
-                                    return Err("lone surrogate".into());
+                                    return Err(JsonError::LoneSurrogate);
                                 }
                                 self.at += 2;
                                 let lo = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err("lone surrogate".into());
+                                    return Err(JsonError::LoneSurrogate);
                                 }
                                 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                             } else {
                                 hi
                             };
-                            char::from_u32(code).ok_or("lone surrogate")?
+                            char::from_u32(code).ok_or(JsonError::LoneSurrogate)?
                         }
-                        _ => return Err(format!("bad escape at {}", self.at - 1)),
+                        _ => return Err(JsonError::BadEscape { at: self.at - 1 }),
                     };
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
-                c if c < 0x20 => return Err("control character in a string".into()),
+                c if c < 0x20 => return Err(JsonError::ControlCharacter),
                 c => out.push(c),
             }
         }
@@ -256,9 +327,9 @@ pub(super) enum Key {
     Other,
 }
 
-pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, String> {
-    let Json::Array(items) = Reader::parse(bytes)? else { return Err("the key is not a JSON array".into()) };
-    let [Json::Str(connector), Json::Object(fields)] = &items[..] else { return Err("the key is not [name, {partition}]".into()) };
+pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, JsonError> {
+    let Json::Array(items) = Reader::parse(bytes)? else { return Err(JsonError::Shape("the key is not a JSON array")) };
+    let [Json::Str(connector), Json::Object(fields)] = &items[..] else { return Err(JsonError::Shape("the key is not [name, {partition}]")) };
     if connector != CONNECTOR {
         return Ok(Key::Other);
     }
@@ -267,7 +338,7 @@ pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, String> {
         match (name.as_str(), v) {
             ("cluster", Json::Str(s)) if cluster.is_none() => cluster = Some(s.clone()),
             ("topic", Json::Str(s)) if topic.is_none() => topic = Some(s.clone()),
-            ("partition", Json::Int(p)) if partition.is_none() => partition = Some(i32::try_from(*p).map_err(|_| format!("partition {p} out of range"))?),
+            ("partition", Json::Int(p)) if partition.is_none() => partition = Some(i32::try_from(*p).map_err(|_| JsonError::PartitionOutOfRange(*p))?),
             // A key with other fields is another Connect partition: Java
             // would never read it for this source partition.
             _ => return Ok(Key::Other),
@@ -275,17 +346,17 @@ pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, String> {
     }
     match (cluster, topic, partition) {
         (Some(cluster), Some(topic), Some(partition)) if partition >= 0 => Ok(Key::Source { cluster, topic, partition }),
-        _ => Err("a MirrorSourceConnector key without cluster, topic and partition".into()),
+        _ => Err(JsonError::Shape("a MirrorSourceConnector key without cluster, topic and partition")),
     }
 }
 
-pub(super) fn decode_value(bytes: &[u8]) -> Result<i64, String> {
+pub(super) fn decode_value(bytes: &[u8]) -> Result<i64, JsonError> {
     match Reader::parse(bytes)? {
         Json::Object(fields) => match &fields[..] {
             [(name, Json::Int(o))] if name == "offset" => Ok(*o),
-            _ => Err("the value is not {\"offset\":N}".into()),
+            _ => Err(JsonError::Shape("the value is not {\"offset\":N}")),
         },
-        _ => Err("the value is not a JSON object".into()),
+        _ => Err(JsonError::Shape("the value is not a JSON object")),
     }
 }
 
@@ -298,6 +369,20 @@ mod tests {
         let key = br#" [ "MirrorSourceConnector" , { "topic" : "a\u0062c" , "partition" : 3 , "cluster" : "Asrc" } ] "#;
         assert_eq!(decode_key(key).unwrap(), Key::Source { cluster: "Asrc".into(), topic: "abc".into(), partition: 3 });
         assert_eq!(decode_value(b"{ \"offset\" : -1 }").unwrap(), -1);
+    }
+
+    #[test]
+    fn malformed_records_are_described_as_before_they_were_typed() {
+        assert_eq!(decode_value(b"{\"offset\":1.5}").unwrap_err().to_string(), "not an integer at 10");
+        assert_eq!(decode_value(b"{\"offset\" 1}").unwrap_err().to_string(), "expected ':' at 10");
+        assert_eq!(decode_value(b"[1 2]").unwrap_err().to_string(), "expected ',' or ']' at 3");
+        assert_eq!(decode_value(b"{\"offset\":1}x").unwrap_err().to_string(), "trailing bytes at 12");
+        assert_eq!(decode_value(b"[]").unwrap_err().to_string(), "the value is not a JSON object");
+        assert_eq!(decode_key(b"[\"MirrorSourceConnector\"]").unwrap_err().to_string(), "the key is not [name, {partition}]");
+        assert_eq!(decode_key(b"\"a\\x\"").unwrap_err().to_string(), "bad escape at 3");
+        assert_eq!(decode_key(b"\"\\u12zz\"").unwrap_err().to_string(), "bad \\u escape at 3");
+        assert_eq!(decode_key(b"\"abc").unwrap_err().to_string(), "unterminated string");
+        assert_eq!(decode_value(b"99999999999999999999").unwrap_err().to_string(), "integer 99999999999999999999 out of range");
     }
 
     #[test]

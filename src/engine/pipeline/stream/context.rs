@@ -19,7 +19,7 @@ use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::fxhash::{self, FxHashMap, FxHashSet};
 use crate::kafka::admin::MetaClient;
-use crate::kafka::commit::CommitQueue;
+use crate::kafka::commit::{CommitError, CommitQueue};
 use crate::kafka::partition_list;
 use crate::ops::metrics::Metrics;
 use crate::ops::repeats;
@@ -344,7 +344,7 @@ pub fn commit(consumer: &SourceConsumer, tracker: &OffsetTracker, metrics: &Metr
             Some(answer) => answer,
             None => {
                 *unanswered = Some(queue);
-                Err(format!("no answer from the group coordinator within {:.1} s", until.saturating_duration_since(started).as_secs_f64()))
+                Err(CommitError::Unanswered { waited: until.saturating_duration_since(started) })
             }
         },
         Err(e) => Err(e),
