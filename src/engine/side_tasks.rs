@@ -19,7 +19,7 @@ use log::warn;
 use crate::engine::mm2;
 use crate::engine::mm2::offset_syncs::FlowSyncs;
 use crate::engine::mm2::topics::TopicSync;
-use crate::engine::StartError;
+use crate::engine::start_error::StartError;
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::Shutdown;
 use crate::plan::{Checkpointing, ConnectOffsets, Flow, Heartbeats, Plan};

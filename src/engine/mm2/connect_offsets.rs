@@ -53,11 +53,7 @@ use crate::plan::{ConnectOffsets, Flow};
 mod json;
 
 use json::{decode_key, decode_value, Key};
-pub use json::{encode_key, encode_value, partition_of};
-
-/// The first element of a source position's key: the connector's name,
-/// which in dedicated mode is the class's simple name.
-pub const CONNECTOR: &str = "MirrorSourceConnector";
+pub use json::{encode_key, encode_value, partition_of, CONNECTOR};
 
 /// How long reading the whole offsets topic at start may go without progress.
 const READ_PATIENCE: Duration = Duration::from_secs(120);

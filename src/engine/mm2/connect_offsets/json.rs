@@ -4,8 +4,11 @@
 
 use std::fmt;
 
-use super::CONNECTOR;
 use crate::plan::partitioner::java_partition;
+
+/// The first element of a source position's key: the connector's name,
+/// which in dedicated mode is the class's simple name.
+pub const CONNECTOR: &str = "MirrorSourceConnector";
 
 /// Why a key or value of the offsets topic is not what JsonConverter
 /// writes; `at` is a byte position. Such a record is skipped, and the

@@ -313,7 +313,7 @@ impl Control {
         // unchecked ones too. (Should librdkafka's own periodic refresh
         // find them first, their records still reach no other partition:
         // the producer holds a record for a partition the target lacks
-        // until the target has it, see producer::wait_for_partition.)
+        // until the target has it, see the producer worker's wait_for_partition.)
         if self.spec.topic_sync.is_some() && !growth_unchecked {
             let grown = topics.iter().any(|(name, n)| self.listed_partitions.get(name).is_some_and(|before| n > before));
             let told = !grown || {
