@@ -12,7 +12,7 @@
 //! Submodules: [`raw`] reads the file untrimmed, [`keys`] holds Java's key
 //! tables, [`assemble`] reproduces the driver's assembly, [`settings`]
 //! types the connector keys, [`lint`] names the problems Java keeps quiet
-//! about. [`client_props`] (a client's properties and Java's defaults) and
+//! about. [`client_props`](mod@client_props) (a client's properties and Java's defaults) and
 //! [`messages`] (the warnings and notes) are leaves, below `mod.rs` and the
 //! submodules alike, so no submodule imports this file.
 
