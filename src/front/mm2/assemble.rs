@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
+use super::client_props::{ClientDefault, ClientProps, DefaultKind};
 use super::keys::{self, is_client_key, is_connector_key, WORKER_PREFIXES};
 use super::raw::java_trim;
-use super::{ClientDefault, ClientProps, DefaultKind};
 use crate::front::properties::{PropertiesFile, Property};
 
 /// One assembled value: the raw text, and the line it came from (`None`:

@@ -16,8 +16,8 @@ use super::keys::{
 fn names_the_flow(key: &str) -> bool {
     [NAME, CONNECTOR_CLASS, SOURCE_CLUSTER_ALIAS.name, TARGET_CLUSTER_ALIAS.name].contains(&key)
 }
+use super::messages::Messages;
 use super::raw::java_trim;
-use super::Messages;
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 
 /// Where a key sits in the file.

@@ -12,12 +12,16 @@
 //! Submodules: [`raw`] reads the file untrimmed, [`keys`] holds Java's key
 //! tables, [`assemble`] reproduces the driver's assembly, [`settings`]
 //! types the connector keys, [`lint`] names the problems Java keeps quiet
-//! about.
+//! about. [`client_props`](mod@client_props) (a client's properties and Java's defaults) and
+//! [`messages`] (the warnings and notes) are leaves, below `mod.rs` and the
+//! submodules alike, so no submodule imports this file.
 
 mod assemble;
 pub mod check;
+mod client_props;
 pub mod keys;
 mod lint;
+mod messages;
 pub mod plan;
 pub(crate) mod raw;
 pub mod settings;
@@ -28,8 +32,10 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use assemble::{client_config, client_props, connector_config, data_producer_config, worker_config, Config, Side};
+pub use client_props::{ClientDefault, ClientProps, DefaultKind};
+pub(crate) use messages::Messages;
 use raw::{java_trim, parse_boolean, parse_list};
-pub use settings::{DefaultsFrom, FlowSettings, IncrementalAlterConfigs, Location, Periodic, WorkerSettings};
+pub use settings::{DefaultsFrom, FlowSettings, IncrementalAlterConfigs, Location, Periodic, SettingOrigin, WorkerSettings};
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::plan::policy::{self, NameFilter, PolicyKind, ReplicationPolicy};
@@ -94,59 +100,6 @@ pub struct Flow {
     pub origins: Vec<SettingOrigin>,
 }
 
-/// One effective setting: its value and its origin (`file:line: key`, `default`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingOrigin {
-    pub key: String,
-    pub value: String,
-    pub origin: String,
-}
-
-/// A client's Java properties as the MM2 file makes them, and what Java
-/// MirrorMaker 2 or Connect adds. The defaults are not in `file`: the
-/// translation would take them for the user's choice (and warn that
-/// `enable.idempotence=false` risks reordering, for instance).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientProps {
-    pub file: PropertiesFile,
-    pub defaults: Vec<ClientDefault>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientDefault {
-    pub key: &'static str,
-    pub value: String,
-    pub kind: DefaultKind,
-    pub why: &'static str,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefaultKind {
-    /// Java sets it whatever the file says (a file value was dropped).
-    Forced,
-    /// Java sets it when the file does not.
-    IfAbsent,
-    /// Connect's base for its producers, under the file's values; Connect
-    /// chose throughput-costly settings (one request in flight, no
-    /// idempotence) for old brokers, so the engine may put its own no-loss
-    /// defaults in their place.
-    ConnectBase,
-}
-
-impl ClientProps {
-    /// The properties Java's client would get: the file's, with the defaults applied.
-    pub fn effective(&self) -> PropertiesFile {
-        let mut f = self.file.clone();
-        for d in &self.defaults {
-            if d.kind == DefaultKind::Forced || f.get(d.key).is_none() {
-                f.props.retain(|p| p.key != d.key);
-                f.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
-            }
-        }
-        f
-    }
-}
-
 impl Flow {
     pub fn name(&self) -> String {
         format!("{}->{}", self.source, self.target)
@@ -199,27 +152,6 @@ impl Flow {
         match self.settings.offset_syncs_topic_location {
             Location::Source => &self.consumer,
             Location::Target => &self.target_consumer,
-        }
-    }
-}
-
-/// Warnings and notes, each once (a top-level line is seen by every flow).
-#[derive(Debug, Default)]
-pub(crate) struct Messages {
-    pub warnings: Vec<String>,
-    pub notices: Vec<String>,
-}
-
-impl Messages {
-    pub fn warn(&mut self, s: String) {
-        if !self.warnings.contains(&s) {
-            self.warnings.push(s);
-        }
-    }
-
-    pub fn note(&mut self, s: String) {
-        if !self.notices.contains(&s) {
-            self.notices.push(s);
         }
     }
 }

@@ -14,8 +14,15 @@ use std::time::Duration;
 use super::assemble::{Config, Val};
 use super::keys::*;
 use super::raw::{java_trim, parse_list};
-use super::SettingOrigin;
 use crate::front::properties::ConfigError;
+
+/// One effective setting: its value and its origin (`file:line: key`, `default`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingOrigin {
+    pub key: String,
+    pub value: String,
+    pub origin: String,
+}
 
 /// A periodic job: `<job>.enabled` and `<job>.interval.seconds`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! mean" of an unknown key, which searches the keys users most often write.
 
 use super::special::*;
-use super::Translation;
+use super::translation::Translation;
 use crate::front::properties::{ConfigError, Property};
 use crate::kafka::settings::Role;
 

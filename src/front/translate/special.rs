@@ -4,7 +4,8 @@
 //! Also what is settled once every line is read: the compression level of
 //! the codec in use, the assignor list, the partitioner class.
 
-use super::{normalise_number, parse_java_bool, parse_long, Translation};
+use super::translation::Translation;
+use super::values::{normalise_number, parse_java_bool, parse_long};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::conf::{accepts, Refusal};
 use crate::kafka::settings::{ClientSettings, Origin};

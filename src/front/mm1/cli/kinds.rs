@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches};
 
-use super::{UsageError, HANDLERS};
+use super::error::UsageError;
+
+/// The built-in message handlers (MM1 loaded Java classes instead).
+pub const HANDLERS: &[&str] = &["identity", "topic-rename", "topic-prefix", "partition-preserving"];
 
 /// How an option takes values on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

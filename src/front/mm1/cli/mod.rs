@@ -17,20 +17,23 @@
 //! user can fix the command line for good.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::PathBuf;
 
 use clap::ArgMatches;
 
+mod defaults;
+mod error;
 mod kinds;
 mod spelling;
 mod table;
 
+pub use defaults::{
+    DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_OFFSET_COMMIT_INTERVAL_MS, DEFAULT_QUEUE_BYTE_SIZE, DEFAULT_STATS_INTERVAL_MS, DEFAULT_TOPIC_REFRESH_INTERVAL_MS,
+};
+pub use error::UsageError;
+pub use kinds::HANDLERS;
 pub use spelling::normalise_args;
 use table::*;
-
-/// The built-in message handlers (MM1 loaded Java classes instead).
-pub const HANDLERS: &[&str] = &["identity", "topic-rename", "topic-prefix", "partition-preserving"];
 
 /// What the user asked for, validated but not yet turned into clients.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,16 +190,6 @@ impl Default for BeyondOptions {
     }
 }
 
-pub const DEFAULT_OFFSET_COMMIT_INTERVAL_MS: u64 = 60_000;
-pub const DEFAULT_TOPIC_REFRESH_INTERVAL_MS: u64 = 30_000;
-pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
-pub const DEFAULT_STATS_INTERVAL_MS: u64 = 30_000;
-/// Chosen by measurement: at 1 KiB, 10,000 records per worker (10 MiB)
-/// held a fifth of the mirror's memory and made it no faster than 2 MiB
-/// (see README Performance); it also bounds the channel with large records,
-/// where a record count alone let memory grow with the record size.
-pub const DEFAULT_QUEUE_BYTE_SIZE: usize = 2 << 20;
-
 pub use crate::plan::handler::HandlerSpec;
 
 /// What the process should do.
@@ -225,36 +218,6 @@ pub struct Mm2Options {
     pub ops: OpsOptions,
     pub notices: Vec<String>,
 }
-
-/// A command line the mirror cannot run: the option at fault (when one
-/// is) and a message that says what is wrong and what to write instead.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UsageError {
-    /// The option at fault, without dashes, when one is.
-    pub option: Option<String>,
-    /// What is wrong and the fix, naming the option as the user wrote it.
-    pub message: String,
-}
-
-impl UsageError {
-    /// An error of the command line as a whole (no option, an unknown one).
-    pub fn new(message: impl Into<String>) -> Self {
-        UsageError { option: None, message: message.into() }
-    }
-
-    /// An error of one option.
-    pub fn of(option: impl Into<String>, message: impl Into<String>) -> Self {
-        UsageError { option: Some(option.into()), message: message.into() }
-    }
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\nRun 'mirror-maker --help' for every option.", self.message)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 /// Parses the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {

@@ -5,10 +5,10 @@
 
 use clap::{Arg, ArgAction, Command};
 
-use super::kinds::*;
-use super::{
+use super::defaults::{
     DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_OFFSET_COMMIT_INTERVAL_MS, DEFAULT_QUEUE_BYTE_SIZE, DEFAULT_STATS_INTERVAL_MS, DEFAULT_TOPIC_REFRESH_INTERVAL_MS,
 };
+use super::kinds::*;
 
 pub(super) const CONSUMER_CONFIG: Opt<Files> = Opt::new(
     "consumer.config",

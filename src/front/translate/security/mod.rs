@@ -14,14 +14,16 @@
 //! What the translated keys mean when a cluster refuses them is told by
 //! [`crate::kafka::auth::auth_failure`].
 
+mod place;
 mod sasl;
 mod stores;
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::conf::{accepts, Refusal};
 use crate::kafka::secrets::shown;
-use crate::kafka::settings::{ClientSettings, Origin};
-use sasl::sasl;
+use crate::kafka::settings::ClientSettings;
+use place::{at, err, set};
+use sasl::{sasl, NO_GSSAPI};
 use stores::{keystore, truststore};
 
 /// Keys this module translates (all of them, including librdkafka's own).
@@ -29,28 +31,9 @@ pub fn owns(key: &str) -> bool {
     key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
 }
 
-/// Java SASL mechanisms librdkafka knows (upper case, as it compares them).
-const MECHANISMS: &[&str] = &["GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
-
 /// librdkafka's default `sasl.kerberos.kinit.cmd`, with `kinit` to be replaced.
 const KINIT_TEMPLATE: &str = "%{kinit} -R -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal} || \
                               %{kinit} -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal}";
-
-const NO_GSSAPI: &str = "this mirror-maker is built without Kerberos (GSSAPI) support; use SCRAM-SHA-512, SCRAM-SHA-256, PLAIN or OAUTHBEARER \
-                         (set sasl.mechanism and a matching sasl.jaas.config), or build with the rdkafka 'gssapi' feature";
-
-fn at(file: &PropertiesFile, p: &Property) -> String {
-    format!("{}:{}", file.path.display(), p.line)
-}
-
-/// The error of one line: its place, its key, then what is wrong.
-fn err(file: &PropertiesFile, p: &Property, msg: impl std::fmt::Display) -> ConfigError {
-    ConfigError::at(file, p, format!("{}: {msg}", p.key))
-}
-
-fn set(s: &mut ClientSettings, file: &PropertiesFile, p: &Property, key: &str, value: impl Into<String>) {
-    s.entries.insert(key.to_string(), (value.into(), Origin::File { at: at(file, p), key: p.key.clone() }));
-}
 
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.

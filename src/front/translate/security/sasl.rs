@@ -2,11 +2,18 @@
 //! as librdkafka's plain `sasl.*` keys (PLAIN, SCRAM, GSSAPI, OAUTHBEARER
 //! unsecured or OIDC). The JAAS line itself is parsed by [`jaas`].
 
-use super::{at, err, set, MECHANISMS, NO_GSSAPI};
+use super::place::{at, err, set};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate::jaas;
 use crate::kafka::conf::accepts;
 use crate::kafka::settings::ClientSettings;
+
+/// Java SASL mechanisms librdkafka knows (upper case, as it compares them).
+const MECHANISMS: &[&str] = &["GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
+
+/// Why GSSAPI is refused (`security/mod.rs` names it too, for `sasl.kerberos.*` keys librdkafka refuses).
+pub(super) const NO_GSSAPI: &str = "this mirror-maker is built without Kerberos (GSSAPI) support; use SCRAM-SHA-512, SCRAM-SHA-256, PLAIN or OAUTHBEARER \
+                         (set sasl.mechanism and a matching sasl.jaas.config), or build with the rdkafka 'gssapi' feature";
 
 pub(super) fn sasl<'a>(
     file: &PropertiesFile,

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{at, err, set};
+use super::place::{at, err, set};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::secrets::is_secret;
 use crate::kafka::settings::ClientSettings;

@@ -8,7 +8,7 @@ use crate::front::properties::parse;
 use crate::front::translate::translate as translate_file;
 use crate::kafka::conf::sensitive_keys as librdkafka_sensitive_keys;
 use crate::kafka::secrets::{is_secret, secret_keys, JAVA_TRANSLATIONS};
-use crate::kafka::settings::Role;
+use crate::kafka::settings::{Origin, Role};
 
 fn producer(text: &str) -> Result<ClientSettings, ConfigError> {
     translate_file(&parse(Path::new("p.properties"), text.as_bytes()).unwrap(), Role::Producer)
