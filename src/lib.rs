@@ -1,20 +1,24 @@
 //! mirror-maker as a library: the binary in `main.rs` wires these layers
 //! together; end-to-end tests and the demo reuse a few pure helpers.
 //!
-//! The layers, each a folder, each depending only on those below it:
-//! - [`front`]: what the user wrote (the MM1 command line and properties
-//!   files) turned into a [`plan::Plan`]; the client-key translation they share.
-//! - [`plan`]: the plan of flows (source, target, topic filter, naming,
-//!   partitioning, pipeline shape), the only thing the engine takes.
-//! - [`engine`]: runs a plan: source streams, hand-off, batches, producer
-//!   workers, offset tracking, topic sync, throttle.
-//! - [`kafka`]: the glue to librdkafka's C API; every `unsafe` block lives there.
-//! - [`ops`]: shutdown and exit codes, metrics and their endpoint, pid and log files.
+//! The layers, each a folder; imports only point down, and
+//! `tests/layers.rs` fails when one does not (the map, and the path of one
+//! record through the files: docs/architecture.md):
+//! - [`front`]: what the user wrote (MM1's command line, MM2's file, their
+//!   properties files) turned into a [`plan::Plan`].
+//! - [`plan`]: the plan of flows, the contract between a front-end and the
+//!   engine; neither imports the other.
+//! - [`engine`]: runs a plan: start-up and the flows' side tasks, over
+//!   MirrorMaker 2's duties ([`engine::mm2`]), over the copy every flow runs
+//!   ([`engine::pipeline`]).
+//! - [`kafka`]: the glue to librdkafka, every `unsafe` block, and what a
+//!   plan carries of each client (its translated settings and secrets).
+//! - [`ops`]: beside the others: shutdown and [`ops::shutdown::ExitStatus`],
+//!   metrics and their endpoint, pid and log files.
 //!
-//! The front-ends' leaves (`front::properties`, `kafka::settings`,
-//! `kafka::secrets`) are the one thing the lower layers take from above:
-//! a plan carries each client's translated settings. [`fxhash`] is the
-//! hot-path maps' hash; [`demo`] runs the self-contained demo on top of all.
+//! Leaves any layer may use: [`formats`] (MirrorMaker 2's record formats)
+//! and [`fxhash`] (the hot-path maps' hash). [`demo`] runs the
+//! self-contained demo on top of all.
 
 #![deny(unsafe_code)]
 

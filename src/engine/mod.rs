@@ -6,6 +6,11 @@
 //! work, the loop guard holds: [`preflight`]); then everything runs until a
 //! stop ([`Running`]). Anything wrong before the first record is read is a
 //! [`StartError`] (exit 1).
+//!
+//! Below it: [`side_tasks`] (a flow's duties beside the copy, as data,
+//! started and finished in one place), [`mm2`] (those duties) and
+//! [`pipeline`] (the copy itself, which knows nothing of MirrorMaker 2 and
+//! offers hooks the duties plug into).
 
 pub mod mm2;
 pub mod pipeline;

@@ -1,10 +1,11 @@
 //! Front-ends: what the user wrote, turned into a [`crate::plan::Plan`].
 //!
-//! [`mm1`] reads MirrorMaker 1's command line. Shared by every front-end:
-//! [`properties`] reads files as Java does, [`settings`] holds a client's
-//! translated settings, [`secrets`] knows which values are never shown
-//! (these three are leaves), and [`translate`] turns Java (and 0.8) client
-//! properties into librdkafka settings. [`check`] prints `--check-config`.
+//! [`mm1`] reads MirrorMaker 1's command line, [`mm2`] MirrorMaker 2's
+//! file; a Connect-worker front-end (issue #28) will sit beside them.
+//! Shared by every front-end: [`properties`] reads files as Java does and
+//! [`translate`] turns Java (and 0.8) client properties into librdkafka
+//! settings (`kafka::settings`, which the plan carries below the engine).
+//! [`check`] prints `--check-config`; [`failover`] is the failover command.
 
 pub mod check;
 pub mod failover;

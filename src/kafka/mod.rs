@@ -1,5 +1,8 @@
 //! The glue to librdkafka's C API, for what rust-rdkafka does not expose.
-//! Every `unsafe` block of the crate lives under this module.
+//! Every `unsafe` block of the crate lives under this module, including
+//! the one system call the crate makes itself ([`unix`], for `ops::logfile`).
+//! Also what the layers above share about a client: its translated
+//! [`settings`] and which values are [`secrets`], and the [`admin`] helpers.
 
 #![allow(unsafe_code)]
 
