@@ -45,7 +45,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -224,8 +224,6 @@ impl PartitionSyncs {
 /// A flow's offset-syncs: the rule's state per partition, the in-memory
 /// store, and the queue to the writer of the syncs topic.
 pub struct FlowSyncs {
-    /// Itself, for the partitions' handles, which each hold their flow.
-    me: Weak<FlowSyncs>,
     lag_max: i64,
     partitions: Mutex<FxHashMap<Tp, Arc<PartitionSyncs>>>,
     pub store: Arc<SyncStore>,
@@ -240,7 +238,7 @@ impl FlowSyncs {
     /// store keeps none).
     pub fn new(lag_max: i64, out: Option<Sender<OffsetSync>>, translated: bool) -> Arc<FlowSyncs> {
         let store = Arc::new(if translated { SyncStore::default() } else { SyncStore::discarding() });
-        Arc::new_cyclic(|me| FlowSyncs { me: me.clone(), lag_max: lag_max.max(0), partitions: Mutex::default(), store, out, dropped: AtomicU64::new(0) })
+        Arc::new(FlowSyncs { lag_max: lag_max.max(0), partitions: Mutex::default(), store, out, dropped: AtomicU64::new(0) })
     }
 
     /// A queue of the size the writer takes syncs from.
@@ -250,14 +248,14 @@ impl FlowSyncs {
 
     /// The handle of one source partition, the same for its whole life in
     /// this process (so the rule's state survives reassignments).
-    pub fn partition(&self, topic: &Arc<str>, partition: i32) -> Arc<PartitionSyncs> {
+    pub fn partition(self: &Arc<Self>, topic: &Arc<str>, partition: i32) -> Arc<PartitionSyncs> {
         let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
         map.entry((topic.clone(), partition))
             .or_insert_with(|| {
                 Arc::new(PartitionSyncs {
                     topic: topic.clone(),
                     partition,
-                    flow: self.me.upgrade().expect("a flow's syncs live in an Arc (see new)"),
+                    flow: self.clone(),
                     track: Mutex::new(Track::default()),
                     forgotten: AtomicBool::new(false),
                 })
@@ -315,8 +313,8 @@ impl AckHook for PartitionSyncs {
 }
 
 impl FlowAckHooks for FlowSyncs {
-    fn partition(&self, topic: &Arc<str>, partition: i32) -> Arc<dyn AckHook> {
-        FlowSyncs::partition(self, topic, partition)
+    fn partition_hook(self: Arc<Self>, topic: &Arc<str>, partition: i32) -> Arc<dyn AckHook> {
+        FlowSyncs::partition(&self, topic, partition)
     }
 
     fn forget_topic(&self, topic: &str) {

@@ -25,8 +25,9 @@ pub trait AckHook: Send + Sync + Debug {
 /// A flow's acknowledgement hooks, one per source partition.
 pub trait FlowAckHooks: Send + Sync {
     /// The hook of one source partition, the same for its whole life in
-    /// this process (so what it keeps survives reassignments).
-    fn partition(&self, topic: &Arc<str>, partition: i32) -> Arc<dyn AckHook>;
+    /// this process (so what it keeps survives reassignments). Takes the
+    /// flow's `Arc`, as each partition's hook holds its flow.
+    fn partition_hook(self: Arc<Self>, topic: &Arc<str>, partition: i32) -> Arc<dyn AckHook>;
 
     /// `topic` was deleted at the source: forget what its partitions kept
     /// (a hook still held by a record in flight must learn nothing more).

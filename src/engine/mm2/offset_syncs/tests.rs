@@ -37,8 +37,8 @@ fn the_pipeline_hooks_feed_the_same_rule_and_state() {
     let hooks: Arc<dyn FlowAckHooks> = f.clone();
     let t: Arc<str> = Arc::from("t");
     // Through the hook, as a producer worker calls it: one call per run.
-    hooks.partition(&t, 0).acknowledged(&mut (0..150).map(|u| (u, 1000 + u)));
-    hooks.partition(&t, 0).acknowledged(&mut (150..250).map(|u| (u, 1000 + u)));
+    hooks.clone().partition_hook(&t, 0).acknowledged(&mut (0..150).map(|u| (u, 1000 + u)));
+    hooks.clone().partition_hook(&t, 0).acknowledged(&mut (150..250).map(|u| (u, 1000 + u)));
     assert_eq!(written(&rx), [(0, 1000), (101, 1101), (202, 1202)], "one partition's state across its handles");
     assert!(Arc::ptr_eq(&f.partition(&t, 0), &f.partition(&t, 0)));
     assert_eq!(hooks.tracked(), f.tracked());

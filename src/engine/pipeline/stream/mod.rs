@@ -73,7 +73,7 @@ impl TopicRoute {
         let slot = &mut self.partitions[i];
         if slot.as_ref().is_none_or(|r| r.ack.epoch != epoch) {
             let ack = AckHandle { tracker: tracker.clone(), tp: (self.source.clone(), partition), offset, epoch };
-            let ack_hook = self.ack_hooks.as_ref().map(|h| h.partition(&self.source, partition));
+            let ack_hook = self.ack_hooks.as_ref().map(|h| h.clone().partition_hook(&self.source, partition));
             *slot = Some(Arc::new(PartitionRoute { ack, target: self.target.clone(), stamp: self.stamp.clone(), stats: self.stats.clone(), ack_hook }));
         }
         slot.as_ref().expect("set above")
