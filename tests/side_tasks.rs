@@ -35,14 +35,17 @@ fn an_mm2_flow_lists_its_duties_in_start_order_and_the_plan_adds_the_heartbeats(
         .map(|t| match t.duty {
             Duty::ConfigSync(_) => "config",
             Duty::AclSync(_) => "acl",
+            Duty::OffsetSyncs(_) => "offset-syncs",
             Duty::Checkpoints(_) => "checkpoints",
-            Duty::ConnectOffsets(_) => "connect",
+            Duty::TakeOver(_) => "take-over",
+            Duty::HandBack(_) => "hand-back",
             Duty::Heartbeats(_) => "heartbeats",
         })
         .collect();
-    // Topic syncs first, then the offset-syncs the streams feed, then the
-    // take-over of Java's positions, which must precede the first read.
-    assert_eq!(kinds, ["config", "acl", "checkpoints", "connect"], "{:?}", names(&tasks));
+    // Topic syncs first, then the offset-syncs the streams feed and the
+    // checkpoints made from them, then the take-over of Java's positions,
+    // which must precede the first read.
+    assert_eq!(kinds, ["config", "acl", "offset-syncs", "checkpoints", "take-over"], "{:?}", names(&tasks));
     if let Duty::ConfigSync(every) = tasks[0].duty {
         assert_eq!(every.as_secs(), 30, "the file's sync.topic.configs.interval.seconds");
     }
@@ -64,9 +67,31 @@ fn switched_off_duties_are_not_listed_or_do_nothing() {
         match &task.duty {
             // Still listed, as the flow's offset tracking, but writing
             // neither offset-syncs nor checkpoints.
-            Duty::Checkpoints(spec) => assert!(!spec.write_syncs && spec.checkpoints.is_none(), "{}: {spec:?}", task.name),
-            Duty::ConnectOffsets(_) => {}
+            Duty::OffsetSyncs(spec) => assert!(!spec.write_syncs && spec.checkpoints.is_none(), "{}: {spec:?}", task.name),
+            Duty::TakeOver(_) => {}
             other => panic!("{} is switched off in the file but listed: {other:?}", task.name),
         }
     }
+}
+
+#[test]
+fn on_several_nodes_only_the_writers_of_their_own_partitions_and_the_take_over_run_everywhere() {
+    // Issue #28: every duty that must run once is under the flow's lease
+    // (`source->target`), shared with that herder's heartbeats; the
+    // offset-sync writer (each node writes the syncs of the partitions it
+    // copies) and the take-over (before each node's consumers read) run
+    // on every node.
+    let plan = plan_of(
+        "clusters = a, b\na.bootstrap.servers = 127.0.0.1:1\nb.bootstrap.servers = 127.0.0.1:2\na->b.enabled = true\n\
+         sync.topic.acls.enabled = true\nsync.group.offsets.enabled = true\n",
+    );
+    let all = of_plan(&plan);
+    let everywhere: Vec<&str> = all.iter().filter(|t| !t.duty.one_node()).map(|t| t.name.as_str()).collect();
+    assert_eq!(everywhere, ["offset-syncs of a->b", "take-over of Java's positions of a->b"], "{:?}", names(&all));
+    let one: Vec<&str> = all.iter().filter(|t| t.duty.one_node()).map(|t| t.name.as_str()).collect();
+    for wanted in ["config sync of a->b", "ACL sync of a->b", "checkpoints of a->b", "heartbeats a->b"] {
+        assert!(one.contains(&wanted), "{wanted} should run on one node: {one:?}");
+    }
+    let ab: Vec<&str> = all.iter().filter(|t| t.duty.one_node() && t.name.ends_with("a->b")).map(|t| t.lease.as_str()).collect();
+    assert!(ab.iter().all(|l| *l == "a->b"), "one lease for the flow and its herder's heartbeats: {ab:?}");
 }

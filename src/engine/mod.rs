@@ -12,6 +12,7 @@
 //! [`pipeline`] (the copy itself, which knows nothing of MirrorMaker 2 and
 //! offers hooks the duties plug into).
 
+pub mod lease;
 pub mod mm2;
 pub mod pipeline;
 pub mod side_tasks;

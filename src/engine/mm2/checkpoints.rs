@@ -27,12 +27,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use log::{debug, info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::Message;
+use rdkafka::message::{Header, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::engine::mm2::offset_syncs::{FlowSyncs, SyncStore, IDLE_AFTER};
+use crate::engine::mm2::offset_syncs::{FlowSyncs, Outgoing, SyncStore, FOLLOWS_HEADER, IDLE_AFTER};
 use crate::formats::{Checkpoint, OffsetSync};
 use crate::kafka::admin::{admin_config, create_compacted};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
@@ -48,51 +48,92 @@ use read_back::read_to_end;
 /// How long a read of an internal topic to its end may go without progress.
 const READ_PATIENCE: Duration = Duration::from_secs(120);
 
-/// What a flow's failover side hands the engine.
+/// What a flow's sync writer hands the engine.
 pub struct Started {
     /// For the flow's streams: each partition's sync state.
     pub syncs: Arc<FlowSyncs>,
-    pub threads: Vec<JoinHandle<()>>,
+    pub thread: JoinHandle<()>,
     /// Set once the producer workers are done: the writer then writes the
     /// last mappings and ends.
     pub workers_done: Arc<AtomicBool>,
 }
 
-/// Starts the flow's sync writer and checkpointer.
-pub fn start(flow: &Flow, spec: &Arc<Checkpointing>, commit_interval: Duration, metrics: &Arc<Metrics>, shutdown: &Arc<Shutdown>) -> std::io::Result<Started> {
+/// Starts the flow's sync writer. It runs on every node of a mirror: each
+/// writes the syncs of the partitions it copies.
+pub fn start_writer(spec: &Arc<Checkpointing>, commit_interval: Duration, shutdown: &Arc<Shutdown>) -> std::io::Result<Started> {
     let (tx, rx) = FlowSyncs::queue();
-    let syncs = FlowSyncs::new(spec.lag_max, spec.write_syncs.then_some(tx), spec.checkpoints.is_some());
+    // The checkpoints are made from the syncs topic, read by the node that
+    // leads them, so that every node's syncs count; this node's own store
+    // is kept only when no syncs are written (then one node's partitions
+    // are all that translate).
+    let local = spec.checkpoints.is_some() && !spec.write_syncs;
+    let syncs = FlowSyncs::new(spec.lag_max, spec.write_syncs.then_some(tx), local);
     let workers_done = Arc::new(AtomicBool::new(false));
     let name = format!("{}->{}", spec.source_alias, spec.target_alias);
-    let mut threads = Vec::new();
-    {
-        let (syncs, spec, done, shutdown, name) = (syncs.clone(), spec.clone(), workers_done.clone(), shutdown.clone(), name.clone());
-        let config = spec.syncs_cluster.client_config();
-        threads.push(
-            std::thread::Builder::new()
-                .name(format!("mirrormaker-offset-syncs-{name}"))
-                .spawn(move || write_syncs(&name, &config, &spec, &syncs, rx, commit_interval, &done, &shutdown))?,
-        );
+    let (flow_syncs, spec, done, shutdown) = (syncs.clone(), spec.clone(), workers_done.clone(), shutdown.clone());
+    let config = spec.syncs_cluster.client_config();
+    let thread = std::thread::Builder::new()
+        .name(format!("mirrormaker-offset-syncs-{name}"))
+        .spawn(move || write_syncs(&name, &config, &spec, &flow_syncs, rx, commit_interval, &done, &shutdown))?;
+    Ok(Started { syncs, thread, workers_done })
+}
+
+/// What the checkpointer of a flow needs, made once; a node that leads
+/// the flow's side tasks starts one per term ([`Self::spawn`]).
+#[derive(Clone)]
+pub struct CheckpointerSetup {
+    name: String,
+    spec: Arc<Checkpointing>,
+    /// This node's own store, when no syncs are written to the topic.
+    local: Option<Arc<SyncStore>>,
+    source: ClientConfig,
+    target: ClientConfig,
+    naming: Arc<Handler>,
+    filter: Arc<crate::plan::filter::TopicFilter>,
+    own_group: Option<String>,
+    metrics: Arc<Metrics>,
+}
+
+impl CheckpointerSetup {
+    /// None when the flow makes no checkpoints.
+    pub fn new(flow: &Flow, spec: &Arc<Checkpointing>, syncs: &FlowSyncs, metrics: &Arc<Metrics>) -> Option<CheckpointerSetup> {
+        spec.checkpoints.as_ref()?;
+        Some(CheckpointerSetup {
+            name: format!("{}->{}", spec.source_alias, spec.target_alias),
+            spec: spec.clone(),
+            local: (!spec.write_syncs).then(|| syncs.store.clone()),
+            source: admin_config(&flow.source.client_config()),
+            target: flow.target.settings.client_config(),
+            naming: flow.naming.clone(),
+            filter: flow.filter.clone(),
+            own_group: flow.source.group_id.clone(),
+            metrics: metrics.clone(),
+        })
     }
-    // Without checkpoints nothing translates: no reading of the syncs
-    // topic, no restart point.
-    if spec.checkpoints.is_none() {
-        return Ok(Started { syncs, threads, workers_done });
+
+    /// Starts a checkpointer that runs until `shutdown` stops (the end of
+    /// the term, or of the process).
+    pub fn spawn(&self, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
+        let s = self.clone();
+        let (store, tail) = match s.local {
+            Some(local) => (local, false),
+            None => (Arc::new(SyncStore::default()), true),
+        };
+        let checkpointer = Checkpointer {
+            name: s.name.clone(),
+            spec: s.spec,
+            store,
+            tail,
+            source: s.source,
+            target: s.target,
+            naming: s.naming,
+            filter: s.filter,
+            own_group: s.own_group,
+            metrics: s.metrics,
+            shutdown,
+        };
+        std::thread::Builder::new().name(format!("mirrormaker-checkpoints-{}", s.name)).spawn(move || checkpointer.run())
     }
-    let checkpointer = Checkpointer {
-        name: name.clone(),
-        spec: spec.clone(),
-        store: syncs.store.clone(),
-        source: admin_config(&flow.source.client_config()),
-        target: flow.target.settings.client_config(),
-        naming: flow.naming.clone(),
-        filter: flow.filter.clone(),
-        own_group: flow.source.group_id.clone(),
-        metrics: metrics.clone(),
-        shutdown: shutdown.clone(),
-    };
-    threads.push(std::thread::Builder::new().name(format!("mirrormaker-checkpoints-{name}")).spawn(move || checkpointer.run())?);
-    Ok(Started { syncs, threads, workers_done })
 }
 
 /// The sync writer's loop (see the module doc).
@@ -102,7 +143,7 @@ fn write_syncs(
     config: &ClientConfig,
     spec: &Checkpointing,
     syncs: &FlowSyncs,
-    rx: crossbeam_channel::Receiver<OffsetSync>,
+    rx: crossbeam_channel::Receiver<Outgoing>,
     commit_interval: Duration,
     workers_done: &AtomicBool,
     shutdown: &Shutdown,
@@ -121,15 +162,20 @@ fn write_syncs(
     } else {
         None
     };
-    let send = |s: OffsetSync| {
+    let send = |out: Outgoing| {
         let Some(p) = &producer else { return };
+        let s = out.sync;
         let Ok(key) = s.encode_key() else {
             warn!("[{name}] no offset-sync for topic {}: its name is longer than MirrorMaker 2's format allows", s.topic);
             return;
         };
         let value = s.encode_value();
         // Java sends to partition 0 explicitly; only partition 0 is read back.
-        let record = BaseRecord::with_opaque_to(&spec.syncs_topic, Box::new(s.clone())).partition(0).key(&key[..]).payload(&value[..]);
+        let follows = out.follows.map(|(up, down)| format!("{up},{down}"));
+        let mut record = BaseRecord::with_opaque_to(&spec.syncs_topic, Box::new(s.clone())).partition(0).key(&key[..]).payload(&value[..]);
+        if let Some(f) = &follows {
+            record = record.headers(OwnedHeaders::new().insert(Header { key: FOLLOWS_HEADER, value: Some(f.as_bytes()) }));
+        }
         if let Err((e, _)) = p.send(record) {
             debug!("[{name}] offset-sync not sent ({e}); the next one for the partition supersedes it");
         }
@@ -335,6 +381,9 @@ struct Checkpointer {
     name: String,
     spec: Arc<Checkpointing>,
     store: Arc<SyncStore>,
+    /// The store is made from the syncs topic alone, read again before
+    /// each round (every node's syncs); else it is this node's own.
+    tail: bool,
     /// Connection settings of the source (its groups) and the target.
     source: ClientConfig,
     target: ClientConfig,
@@ -368,13 +417,14 @@ impl Checkpointer {
             .ok()
             .and_then(|o| o.into_iter().find(|o| o.topic == self.spec.syncs_topic && o.partition == 0).map(|o| o.offset));
         // Never translate before every sync written so far is known (Java's KAFKA-13659).
-        loop {
+        // A later term of this node with its own store has them already.
+        let mut next_sync_at = resumed_at;
+        while self.tail || !self.store.is_loaded() {
             match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, resumed_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
                 Ok(records) => {
-                    let syncs: Vec<(OffsetSync, i64)> = records.iter().filter_map(|(at, k, v)| Some((OffsetSync::decode(k, v).ok()?, *at))).collect();
                     let from = resumed_at.map_or("its start".to_string(), |o| format!("offset {o}, where the last run left the syncs still needed"));
-                    info!("[{name}] {} offset-syncs read from {} (from {from})", syncs.len(), self.spec.syncs_topic);
-                    self.store.loaded(syncs);
+                    info!("[{name}] {} offset-syncs read from {} (from {from})", records.len(), self.spec.syncs_topic);
+                    self.load(records, &mut next_sync_at);
                     break;
                 }
                 Err(e) => warn!("[{name}] {e}; no checkpoint until it is read, trying again"),
@@ -388,7 +438,7 @@ impl Checkpointer {
         match read_to_end(&self.target, &cp.topic, None, READ_PATIENCE, &|| self.shutdown.stopping()) {
             Ok(records) => {
                 // Only groups the filter takes now: one excluded since (or one of ours) is never synced again.
-                for c in records.iter().filter_map(|(_, k, v)| Checkpoint::decode(k, v).ok()).filter(|c| self.is_consumer(&cp.groups, &c.group)) {
+                for c in records.iter().filter_map(|r| Checkpoint::decode(&r.key, &r.value).ok()).filter(|c| self.is_consumer(&cp.groups, &c.group)) {
                     last.put(&c, 0);
                     read_back += 1;
                 }
@@ -420,6 +470,13 @@ impl Checkpointer {
         loop {
             if self.wait(cp.interval) {
                 return;
+            }
+            if self.tail {
+                // The syncs every node wrote since the last round.
+                match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, next_sync_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
+                    Ok(records) => self.load(records, &mut next_sync_at),
+                    Err(e) => warn!("[{name}] {e}; checkpoints this round from the syncs read so far"),
+                }
             }
             self.check_target_logs(&target);
             let mut oldest = HashMap::new();
@@ -461,6 +518,20 @@ impl Checkpointer {
                     next_sync = Some(Instant::now() + every);
                 }
             }
+        }
+    }
+
+    /// Puts syncs read from the topic into the store; `next` becomes the
+    /// offset after the last one read.
+    fn load(&self, records: Vec<read_back::Read>, next: &mut Option<i64>) {
+        if let Some(last) = records.last() {
+            *next = Some(last.at + 1);
+        }
+        let syncs = records.into_iter().filter_map(|r| Some((OffsetSync::decode(&r.key, &r.value).ok()?, r.at, r.follows)));
+        if self.tail {
+            self.store.tailed(syncs);
+        } else {
+            self.store.loaded(syncs.map(|(sync, at, _)| (sync, at)));
         }
     }
 
@@ -660,112 +731,4 @@ impl Checkpointer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn offset(topic: &str, partition: i32, offset: i64) -> GroupOffset {
-        GroupOffset { topic: topic.into(), partition, offset, metadata: String::new() }
-    }
-
-    fn store_with(topic: &str, partitions: i32, records: i64) -> Arc<FlowSyncs> {
-        let f = FlowSyncs::new(100, None, true);
-        f.store.loaded(Vec::<(OffsetSync, i64)>::new());
-        for p in 0..partitions {
-            f.partition(&Arc::from(topic), p).acknowledged((0..records).map(|u| (u, u + 10)));
-        }
-        f.flush(false);
-        f
-    }
-
-    #[test]
-    fn checkpoints_only_for_mirrored_topics_with_syncs_and_only_when_they_move() {
-        let f = store_with("orders", 2, 500);
-        let mirrored = |t: &str| (t == "orders" || t == "nosync").then(|| format!("A.{t}"));
-        let mut last = CheckpointStore::default();
-        let committed = [offset("orders", 0, 250), offset("orders", 1, 500), offset("other", 0, 5), offset("nosync", 0, 5)];
-        let due1 = due("g", &committed, mirrored, &f.store, &last);
-        let got: Vec<(String, i32, i64, i64)> = due1.iter().map(|(c, _)| (c.topic.clone(), c.partition, c.upstream_offset, c.downstream_offset)).collect();
-        assert_eq!(got, [("A.orders".into(), 0, 250, 260), ("A.orders".into(), 1, 500, 510)], "exact, and caught-up exact");
-        for (c, epoch) in &due1 {
-            last.put(c, *epoch);
-        }
-        assert!(due("g", &committed, mirrored, &f.store, &last).is_empty(), "nothing moved, nothing written");
-        // The group rewinds on the source: the checkpoint goes back with it.
-        let rewound = due("g", &[offset("orders", 0, 100)], mirrored, &f.store, &last);
-        assert_eq!(rewound.iter().map(|(c, _)| c.downstream_offset).collect::<Vec<_>>(), [110]);
-    }
-
-    #[test]
-    fn a_checkpoint_never_goes_back_without_a_rewind() {
-        let mut last = CheckpointStore::default();
-        let c =
-            |up, down| Checkpoint { group: "g".into(), topic: "t".into(), partition: 0, upstream_offset: up, downstream_offset: down, metadata: String::new() };
-        last.put(&c(100, 90), 0);
-        assert!(!last.is_more_recent(&c(100, 90), 0));
-        assert!(!last.is_more_recent(&c(120, 85), 0), "the group moved on but its translation went back: not written");
-        assert!(last.is_more_recent(&c(120, 95), 0));
-        assert!(last.is_more_recent(&c(50, 40), 0), "the group was rewound on the source");
-    }
-
-    /// Issue #26 item 3: the target topic deleted and made again. The
-    /// syncs of the old log are dropped when the new log's first record is
-    /// acknowledged; a group behind it translates to the new log's first
-    /// offset, and its checkpoint goes back once to say so.
-    #[test]
-    fn after_the_target_log_went_back_a_checkpoint_goes_back_once() {
-        let f = FlowSyncs::new(100, None, true);
-        f.store.loaded([]);
-        let p = f.partition(&Arc::from("t"), 0);
-        p.acknowledged((0..10_000).map(|u| (u, u)));
-        f.flush(false);
-        let mut last = CheckpointStore::default();
-        let mirrored = |t: &str| Some(t.to_string());
-        let at_5000 = [offset("t", 0, 5_000)];
-        for (c, epoch) in due("g", &at_5000, mirrored, &f.store, &last) {
-            assert_eq!(c.downstream_offset, 5_000);
-            last.put(&c, epoch);
-        }
-        last.synced("g", &[offset("t", 0, 5_000)]);
-        assert_eq!(last.groups()["g"], [(offset("t", 0, 5_000), false)], "committed on the target in this log: forward only");
-        // Deleted on the target; the next 10,000 land at 0.. of the new topic.
-        p.acknowledged((10_000..20_000).map(|u| (u, u - 10_000)));
-        f.flush(false);
-        let again = due("g", &at_5000, mirrored, &f.store, &last);
-        assert_eq!(again.iter().map(|(c, _)| c.downstream_offset).collect::<Vec<_>>(), [0], "the new topic's start, not 5,000 (which now holds 15,000)");
-        for (c, epoch) in &again {
-            last.put(c, *epoch);
-        }
-        assert!(due("g", &at_5000, mirrored, &f.store, &last).is_empty(), "once");
-        assert_eq!(last.groups()["g"], [(offset("t", 0, 0), true)], "the group sync may move it back on the target");
-        last.synced("g", &[offset("t", 0, 0)]);
-        assert_eq!(last.groups()["g"], [(offset("t", 0, 0), false)], "once");
-        assert_eq!(f.store.translate("t", 0, 15_000), Some(5_000), "exact in the new log");
-    }
-
-    #[test]
-    fn groups_no_longer_listed_are_forgotten_with_all_their_checkpoints() {
-        let mut last = CheckpointStore::default();
-        for (g, p) in [("gone", 0), ("gone", 1), ("live", 0)] {
-            last.put(&Checkpoint { group: g.into(), topic: "t".into(), partition: p, upstream_offset: 5, downstream_offset: 5, metadata: String::new() }, 0);
-        }
-        assert_eq!(last.retain_groups(|g| g == "live"), 1);
-        assert_eq!(last.groups().into_keys().collect::<Vec<_>>(), ["live"]);
-        assert_eq!(last.retain_groups(|_| true), 0);
-        // A partition the group no longer holds (its topic deleted at the source) goes; the rest stays.
-        last.put(&Checkpoint { group: "live".into(), topic: "t".into(), partition: 1, upstream_offset: 5, downstream_offset: 5, metadata: String::new() }, 0);
-        last.retain_for_group("live", |t, p| (t, p) == ("t", 1));
-        assert_eq!(last.groups()["live"].iter().map(|(o, _)| o.partition).collect::<Vec<_>>(), [1]);
-    }
-
-    #[test]
-    fn group_offsets_only_move_forward_on_the_target() {
-        let translated = [(offset("A.t", 0, 100), false), (offset("A.t", 1, 100), false), (offset("A.t", 2, 100), false), (offset("A.t", 3, 0), true)];
-        let on_target = [offset("A.t", 0, 150), offset("A.t", 1, 50), offset("A.t", 3, 2479)];
-        let moves = forward_only(&translated, &on_target);
-        assert_eq!(
-            moves.iter().map(|o| (o.partition, o.offset)).collect::<Vec<_>>(),
-            [(1, 100), (2, 100), (3, 0)],
-            "3 back, once: what the sync committed there belongs to the deleted topic"
-        );
-    }
-}
+mod tests;

@@ -78,8 +78,6 @@ pub enum ConnectOffsetsError {
     Group { group: String, source: GroupError },
     /// A client could not be made from the settings.
     Client { what: String, error: KafkaError },
-    /// The hand-back's thread could not be started.
-    Thread(std::io::Error),
 }
 
 impl ConnectOffsetsError {
@@ -108,7 +106,6 @@ impl fmt::Display for ConnectOffsetsError {
             ),
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
             ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
-            ConnectOffsetsError::Thread(e) => write!(f, "cannot create the Connect offsets writer thread: {e}"),
         }
     }
 }
@@ -119,7 +116,6 @@ impl std::error::Error for ConnectOffsetsError {
             ConnectOffsetsError::Unreachable { error, .. } | ConnectOffsetsError::Client { error, .. } => Some(error),
             ConnectOffsetsError::Read { error, .. } => Some(error),
             ConnectOffsetsError::Group { source, .. } => Some(source),
-            ConnectOffsetsError::Thread(e) => Some(e),
         }
     }
 }
@@ -241,21 +237,27 @@ fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::
 // ---------------------------------------------------------------------------
 // Taking over.
 
-/// What a flow's Connect offsets side hands the engine.
-pub struct Started {
-    /// The hand-back writer, when asked for.
-    pub thread: Option<JoinHandle<()>>,
-    /// Set once the streams and producer workers are done: the writer then
-    /// writes the last positions and ends.
-    pub workers_done: Arc<AtomicBool>,
+/// How the take-over at start ended.
+pub enum TakenOver {
+    /// Asked to stop while a cluster did not answer.
+    Stopped,
+    /// Done; the hand-back writer's setup when the plan asks for one (it
+    /// runs on the node that leads the flow's side tasks).
+    Done(Option<Box<HandBackSetup>>),
 }
 
 /// Takes Java MM2's positions over into the flow's group (see the module
-/// doc), then starts the hand-back writer when the plan asks for it. None
-/// when asked to stop while a cluster did not answer.
-pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration, shutdown: &Arc<Shutdown>) -> Result<Option<Started>, ConnectOffsetsError> {
+/// doc). Every node of a mirror does it at its start, before its
+/// consumers read; a node joining a running mirror finds the group active
+/// and leaves it to the consumers that own the positions.
+pub fn take_over_at_start(
+    flow: &Flow,
+    spec: &Arc<ConnectOffsets>,
+    commit_interval: Duration,
+    shutdown: &Arc<Shutdown>,
+) -> Result<TakenOver, ConnectOffsetsError> {
     let Some(group) = flow.source.group_id.clone() else {
-        return Ok(Some(Started { thread: None, workers_done: Arc::new(AtomicBool::new(false)) }));
+        return Ok(TakenOver::Done(None));
     };
     let target = flow.target.settings.client_config();
     let source = admin_config(&flow.source.client_config());
@@ -269,15 +271,14 @@ pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration,
                     std::thread::sleep(Duration::from_millis(100));
                 }
             }
-            Err(_) if shutdown.stopping() => return Ok(None),
+            Err(_) if shutdown.stopping() => return Ok(TakenOver::Stopped),
             Err(e) => return Err(e),
         }
     };
-    let workers_done = Arc::new(AtomicBool::new(false));
     if !spec.hand_back {
-        return Ok(Some(Started { thread: None, workers_done }));
+        return Ok(TakenOver::Done(None));
     }
-    let writer = HandBack {
+    Ok(TakenOver::Done(Some(Box::new(HandBackSetup {
         name: flow.name.clone(),
         spec: spec.clone(),
         group,
@@ -285,14 +286,40 @@ pub fn start(flow: &Flow, spec: &Arc<ConnectOffsets>, commit_interval: Duration,
         target,
         written: java.offsets,
         interval: commit_interval,
-        workers_done: workers_done.clone(),
-        shutdown: shutdown.clone(),
-    };
-    let thread = std::thread::Builder::new()
-        .name(format!("mirrormaker-connect-offsets-{}", flow.name))
-        .spawn(move || writer.run())
-        .map_err(ConnectOffsetsError::Thread)?;
-    Ok(Some(Started { thread: Some(thread), workers_done }))
+    }))))
+}
+
+/// What the hand-back writer of a flow needs (`--mm2.write.connect.offsets`).
+#[derive(Clone)]
+pub struct HandBackSetup {
+    name: String,
+    spec: Arc<ConnectOffsets>,
+    group: String,
+    source: ClientConfig,
+    target: ClientConfig,
+    /// Java's positions read at the take-over.
+    written: BTreeMap<SourcePartition, i64>,
+    interval: Duration,
+}
+
+impl HandBackSetup {
+    /// Starts a writer that runs until `shutdown` stops and, once
+    /// `workers_done` is set, writes the last positions and ends.
+    pub fn spawn(&self, workers_done: Arc<AtomicBool>, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
+        let s = self.clone();
+        let writer = HandBack {
+            name: s.name.clone(),
+            spec: s.spec,
+            group: s.group,
+            source: s.source,
+            target: s.target,
+            written: s.written,
+            interval: s.interval,
+            workers_done,
+            shutdown,
+        };
+        std::thread::Builder::new().name(format!("mirrormaker-connect-offsets-{}", s.name)).spawn(move || writer.run())
+    }
 }
 
 /// One attempt: Java's positions read, the group's missing ones committed.
@@ -355,9 +382,11 @@ fn take_over(
     if !choice.take.is_empty() {
         match groups::alter_group_offsets(admin.client(), group, &choice.take) {
             Ok(()) => {}
-            // Another copy of this flow is running: its consumers own the positions.
+            // Another node of this mirror (or another copy of the flow) is
+            // running: its consumers own the positions, and took them over
+            // when it started.
             Err(e @ GroupError::Active { .. }) => {
-                warn!("[{}] Java MirrorMaker 2's positions were not taken over: {e}", flow.name);
+                info!("[{}] Java MirrorMaker 2's positions left to the running members of the flow's group (another node of this mirror took them over at its start): {e}", flow.name);
                 taken = 0;
             }
             Err(GroupError::Partitions { refused, .. }) => {

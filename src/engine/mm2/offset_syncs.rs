@@ -67,6 +67,34 @@ pub const IDLE_AFTER: Duration = Duration::from_millis(500);
 /// (the in-memory store keeps them: only Java readers lose precision).
 const QUEUE: usize = 100_000;
 
+/// One sync on its way to the syncs topic.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub sync: OffsetSync,
+    /// The sync before it of the same partition, (upstream, downstream),
+    /// when every record in between landed one after the other on both
+    /// sides. Written in the record's [`FOLLOWS_HEADER`], so a reader of
+    /// the topic (the node leading the checkpoints, issue #28) translates
+    /// exactly in between, as the in-memory store of one node does. Java's
+    /// readers ignore headers.
+    pub follows: Option<(i64, i64)>,
+}
+
+/// The header of a sync record naming the sync it follows 1:1, as
+/// `upstream,downstream` in ASCII.
+pub const FOLLOWS_HEADER: &str = "mirror-maker.follows";
+
+/// Reads a [`FOLLOWS_HEADER`] value; None for anything else.
+pub fn parse_follows(value: &[u8]) -> Option<(i64, i64)> {
+    let text = std::str::from_utf8(value).ok()?;
+    let (up, down) = text.split_once(',')?;
+    Some((up.parse().ok()?, down.parse().ok()?))
+}
+
+/// A sync read from the topic: the sync, its offset there, and the sync
+/// it follows 1:1 (its [`FOLLOWS_HEADER`]).
+pub type ReadSync = (OffsetSync, i64, Option<(i64, i64)>);
+
 /// One sync as kept in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapping {
@@ -98,11 +126,23 @@ struct Track {
     /// The latest acknowledged record, when it is not yet synced.
     delayed: Option<Mapping>,
     last_ack: Instant,
+    /// The last sync handed to the writer: (upstream, downstream).
+    last_emitted: Option<(i64, i64)>,
 }
 
 impl Default for Track {
     fn default() -> Self {
-        Track { prev_up: -1, prev_down: -1, max_up: -1, last_sync_down: -1, contiguous: false, force: false, delayed: None, last_ack: Instant::now() }
+        Track {
+            prev_up: -1,
+            prev_down: -1,
+            max_up: -1,
+            last_sync_down: -1,
+            contiguous: false,
+            force: false,
+            delayed: None,
+            last_ack: Instant::now(),
+            last_emitted: None,
+        }
     }
 }
 
@@ -162,6 +202,14 @@ impl Track {
         self.synced(m.down);
         Some(m)
     }
+
+    /// The sync `m` is handed to the writer: the one it follows 1:1, if
+    /// it does (see [`Outgoing::follows`]).
+    fn emitted(&mut self, m: &Mapping) -> Option<(i64, i64)> {
+        let follows = if m.contiguous { self.last_emitted } else { None };
+        self.last_emitted = Some((m.up, m.down));
+        follows
+    }
 }
 
 /// What the producer workers hold for one source partition.
@@ -202,7 +250,8 @@ impl PartitionSyncs {
             t.acknowledged(up, down, lag_max, &mut due);
         }
         for m in due {
-            self.flow.emit(&self.topic, self.partition, m);
+            let follows = t.emitted(&m);
+            self.flow.emit(&self.topic, self.partition, m, follows);
         }
     }
 
@@ -216,7 +265,8 @@ impl PartitionSyncs {
             return;
         }
         if let Some(m) = t.take_delayed() {
-            self.flow.emit(&self.topic, self.partition, m);
+            let follows = t.emitted(&m);
+            self.flow.emit(&self.topic, self.partition, m, follows);
         }
     }
 }
@@ -227,7 +277,7 @@ pub struct FlowSyncs {
     lag_max: i64,
     partitions: Mutex<FxHashMap<Tp, Arc<PartitionSyncs>>>,
     pub store: Arc<SyncStore>,
-    out: Option<Sender<OffsetSync>>,
+    out: Option<Sender<Outgoing>>,
     /// Syncs the writer's queue had no room for.
     pub dropped: AtomicU64,
 }
@@ -236,13 +286,13 @@ impl FlowSyncs {
     /// `out`: where syncs go to be written (None: memory only).
     /// `translated`: whether checkpoints are made from them (else the
     /// store keeps none).
-    pub fn new(lag_max: i64, out: Option<Sender<OffsetSync>>, translated: bool) -> Arc<FlowSyncs> {
+    pub fn new(lag_max: i64, out: Option<Sender<Outgoing>>, translated: bool) -> Arc<FlowSyncs> {
         let store = Arc::new(if translated { SyncStore::default() } else { SyncStore::discarding() });
         Arc::new(FlowSyncs { lag_max: lag_max.max(0), partitions: Mutex::default(), store, out, dropped: AtomicU64::new(0) })
     }
 
     /// A queue of the size the writer takes syncs from.
-    pub fn queue() -> (Sender<OffsetSync>, Receiver<OffsetSync>) {
+    pub fn queue() -> (Sender<Outgoing>, Receiver<Outgoing>) {
         crossbeam_channel::bounded(QUEUE)
     }
 
@@ -294,11 +344,11 @@ impl FlowSyncs {
         }
     }
 
-    fn emit(&self, topic: &Arc<str>, partition: i32, m: Mapping) {
+    fn emit(&self, topic: &Arc<str>, partition: i32, m: Mapping, follows: Option<(i64, i64)>) {
         self.store.record(topic, partition, m);
         if let Some(out) = &self.out {
             let sync = OffsetSync { topic: topic.to_string(), partition, upstream_offset: m.up, downstream_offset: m.down };
-            if let Err(TrySendError::Full(_)) = out.try_send(sync) {
+            if let Err(TrySendError::Full(_)) = out.try_send(Outgoing { sync, follows }) {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -402,6 +452,26 @@ impl SyncStore {
                 if push(s.syncs.entry(tp.clone()).or_default(), m) == Pushed::NewTargetLog {
                     s.new_target_log(tp.clone(), m.down);
                 }
+            }
+        }
+        s.loaded = true;
+    }
+
+    /// Adds syncs read from the topic by a reader that keeps reading it (the
+    /// checkpoints of a mirror of several nodes are made from every node's
+    /// syncs, issue #28): in log order, each with its offset in the topic
+    /// and the sync it follows 1:1 (see [`Outgoing::follows`]), which makes
+    /// it contiguous only when that is the partition's newest sync here. From
+    /// then on translations are made.
+    pub fn tailed(&self, read: impl IntoIterator<Item = ReadSync>) {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for (sync, at, follows) in read {
+            let tp: Tp = (Arc::from(sync.topic.as_str()), sync.partition);
+            let kept = s.syncs.entry(tp.clone()).or_default();
+            let contiguous = follows.is_some() && kept.back().map(|m| (m.up, m.down)) == follows;
+            let m = Mapping { up: sync.upstream_offset, down: sync.downstream_offset, contiguous, at };
+            if push(kept, m) == Pushed::NewTargetLog {
+                s.new_target_log(tp, m.down);
             }
         }
         s.loaded = true;

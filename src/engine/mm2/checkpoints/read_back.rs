@@ -7,14 +7,24 @@ use std::time::Duration;
 
 use rdkafka::consumer::BaseConsumer;
 use rdkafka::error::KafkaError;
-use rdkafka::message::Message;
+use rdkafka::message::{Headers, Message};
 use rdkafka::ClientConfig;
 
 use crate::kafka::admin::admin_config;
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
 
-/// Records as (offset, key, value).
-pub(super) type KeyValues = Vec<(i64, Vec<u8>, Vec<u8>)>;
+use crate::engine::mm2::offset_syncs::{parse_follows, FOLLOWS_HEADER};
+
+/// One record read back.
+pub(super) struct Read {
+    pub at: i64,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// An offset-sync's [`FOLLOWS_HEADER`], when it has one.
+    pub follows: Option<(i64, i64)>,
+}
+
+pub(super) type KeyValues = Vec<Read>;
 
 /// Reads partition 0 of `topic` from `from` (its start when None or gone)
 /// to the end it had when asked (how Java reads offset-syncs and
@@ -33,7 +43,8 @@ pub(super) fn read_to_end(
     let mut out = Vec::new();
     topic_reader::read_to_end(&consumer, topic, Partitions::Zero { from }, patience, stop, |m| {
         if let (Some(k), Some(v)) = (m.key(), m.payload()) {
-            out.push((m.offset(), k.to_vec(), v.to_vec()));
+            let follows = m.headers().and_then(|h| h.iter().find(|h| h.key == FOLLOWS_HEADER).and_then(|h| h.value.and_then(parse_follows)));
+            out.push(Read { at: m.offset(), key: k.to_vec(), value: v.to_vec(), follows });
         }
     })
     .map_err(|error| ReadBackError::Read { topic: topic.to_string(), error })?;

@@ -3,15 +3,15 @@
 
 use super::*;
 
-fn flow() -> (Arc<FlowSyncs>, Receiver<OffsetSync>) {
+fn flow() -> (Arc<FlowSyncs>, Receiver<Outgoing>) {
     let (tx, rx) = FlowSyncs::queue();
     let f = FlowSyncs::new(100, Some(tx), true);
     f.store.loaded(Vec::<(OffsetSync, i64)>::new());
     (f, rx)
 }
 
-fn written(rx: &Receiver<OffsetSync>) -> Vec<(i64, i64)> {
-    rx.try_iter().map(|s| (s.upstream_offset, s.downstream_offset)).collect()
+fn written(rx: &Receiver<Outgoing>) -> Vec<(i64, i64)> {
+    rx.try_iter().map(|o| (o.sync.upstream_offset, o.sync.downstream_offset)).collect()
 }
 
 #[test]
@@ -384,5 +384,57 @@ fn kept_syncs_are_bounded_and_stay_safe() {
     for up in [0, 1, 99, 12_345, 150_000, 199_999] {
         let t = f.store.translate("t", 0, up);
         assert_eq!(t, Some(up), "all 1:1: thinned runs stay contiguous, so still exact ({up})");
+    }
+}
+
+/// What the syncs topic would hold: the writer's records in order, each at
+/// its offset, with the header it carries.
+fn as_topic(out: Vec<Outgoing>) -> Vec<ReadSync> {
+    out.into_iter().enumerate().map(|(at, o)| (o.sync, at as i64, o.follows.map(|f| parse_follows(format!("{},{}", f.0, f.1).as_bytes()).unwrap()))).collect()
+}
+
+#[test]
+fn a_store_read_from_the_topic_translates_exactly_as_the_writers_own() {
+    // The node leading the checkpoints reads every node's syncs from the
+    // topic (issue #28): the header keeps the 1:1 runs, so it translates
+    // each offset as the node that copied the partition would.
+    let (f, rx) = flow();
+    let p = f.partition(&Arc::from("t"), 0);
+    p.acknowledged((0..250).map(|u| (u, 1000 + u)));
+    p.acknowledged((300..420).map(|u| (u, 1250 + u - 300)));
+    p.acknowledged([(421, 1400), (422, 1401)]);
+    f.flush(false);
+    let topic = SyncStore::default();
+    topic.tailed(as_topic(rx.try_iter().collect()));
+    for up in 0..430 {
+        assert_eq!(topic.translate("t", 0, up), f.store.translate("t", 0, up), "upstream {up}");
+    }
+    assert_eq!(topic.translate("t", 0, 150), Some(1150), "exact inside a 1:1 run");
+}
+
+#[test]
+fn a_sync_missing_from_the_topic_breaks_the_run_it_claimed() {
+    // A sync the queue had no room for (or the topic refused): the next
+    // one names it in its header, the reader never saw it, so nothing in
+    // between is taken as 1:1 and a translation there is one past the
+    // sync before, which reads some records twice but skips none.
+    let (f, rx) = flow();
+    let p = f.partition(&Arc::from("t"), 0);
+    p.acknowledged((0..250).map(|u| (u, 1000 + u)));
+    f.flush(false);
+    let mut out: Vec<Outgoing> = rx.try_iter().collect();
+    assert!(out.len() >= 3, "{out:?}");
+    out.remove(1);
+    let topic = SyncStore::default();
+    topic.tailed(as_topic(out));
+    assert_eq!(topic.translate("t", 0, 0), Some(1000));
+    assert_eq!(topic.translate("t", 0, 150), Some(1001), "one past the sync before, not 1150 across a sync never read");
+}
+
+#[test]
+fn the_follows_header_reads_only_two_numbers() {
+    assert_eq!(parse_follows(b"12,1012"), Some((12, 1012)));
+    for bad in [&b""[..], b"12", b"12,", b"a,1", b"1,2,3", b"\xff"] {
+        assert_eq!(parse_follows(bad), None, "{:?}", String::from_utf8_lossy(bad));
     }
 }

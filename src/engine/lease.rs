@@ -1,0 +1,264 @@
+//! Which node of a mirror runs a flow's side tasks (issue #28).
+//!
+//! Any number of processes started on the same file form one mirror: the
+//! flow's consumer group splits the partitions, and every duty that must
+//! run once (heartbeats, checkpoints and the group sync, config and ACL
+//! sync, the hand-back of Java's positions) runs on the node that holds
+//! the flow's lease. The lease rides on Kafka's own group protocol, as
+//! Connect's leader election does: every node joins the group
+//! `mirror-maker.leader.<flow>` on the flow's target cluster, subscribed
+//! to a one-partition compacted topic `mm2-leader.<source>.internal` that
+//! holds no records; the member the group coordinator gives partition 0
+//! to leads. No home-made consensus, no clock.
+//!
+//! The duties of a term start when partition 0 is assigned and are stopped
+//! and joined inside the revocation callback, before the member rejoins:
+//! the coordinator hands partition 0 to another node only after that (the
+//! range assignor's eager protocol revokes everything first), so two live
+//! nodes never run them at once. A node killed -9 stops heartbeating and
+//! the coordinator gives the lease away after the session timeout (10 s,
+//! Connect's worker default); one stopped cleanly leaves the group at once.
+//! A node cut off from the target's coordinator loses its partitions
+//! locally after the same timeout (librdkafka's "assignment lost"), about
+//! when the coordinator gives them away; a process frozen longer than that
+//! (SIGSTOP, a VM paused) may run one more round of its duties on waking
+//! before librdkafka tells it. Checkpoints never go back across such a
+//! change: each term reads the checkpoints topic back before writing and
+//! writes only what moved forward.
+//!
+//! Where the lease cannot be had (the group or topic refused by ACLs, the
+//! topic cannot be made), the node runs the duties itself and says what to
+//! grant: one node then works as before; several would race.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use log::{info, warn};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::{ClientConfig, ClientContext};
+
+use crate::kafka::admin::{admin_client, create_compacted};
+use crate::ops::shutdown::Shutdown;
+
+/// Connect's worker `session.timeout.ms`: how long a killed leader holds
+/// the lease before another node takes it.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the end of a term waits for its duties before going on
+/// without them (one stuck on an unreachable cluster must not hold the
+/// whole group's rebalance).
+const TERM_END_PATIENCE: Duration = Duration::from_secs(30);
+
+/// One term of leadership, as the duties started in it see it.
+#[derive(Clone)]
+pub struct Term {
+    /// Stops when the term ends (the lease lost or the process stopping).
+    pub shutdown: Arc<Shutdown>,
+    /// Set when the duties may write their last records: at once when the
+    /// lease is lost, once the producer workers are done at a stop.
+    pub workers_done: Arc<AtomicBool>,
+}
+
+/// Starts the duties of one term; gives their threads.
+pub type Starter = Box<dyn Fn(&Term) -> Vec<JoinHandle<()>> + Send + Sync>;
+
+/// The lease of one flow (or one herder's heartbeats).
+pub struct Lease {
+    /// The flow's name, `source->target`.
+    pub name: String,
+    /// The target cluster's client settings: the group lives there.
+    pub config: ClientConfig,
+}
+
+impl Lease {
+    pub fn group(&self) -> String {
+        format!("mirror-maker.leader.{}", self.name)
+    }
+
+    /// `mm2-leader.<source>.internal`: MM2's own internal-topic form, so
+    /// the default topic filters of both Java MM2 and ours never mirror it.
+    pub fn topic(&self) -> String {
+        let source = self.name.split("->").next().unwrap_or(&self.name);
+        let source: String = source.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+        format!("mm2-leader.{source}.internal")
+    }
+}
+
+/// The duties of the term being served, if any.
+struct Held {
+    term: Term,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// The lease's state, shared by its thread and its consumer's context.
+struct LeaseState {
+    name: String,
+    start: Starter,
+    drain_timeout: Duration,
+    held: Mutex<Option<Held>>,
+    /// The group or topic was refused: the duties run unleased.
+    refused: Mutex<Option<KafkaError>>,
+}
+
+/// The lease consumer's context: starts and ends terms as the group
+/// assigns and revokes partition 0.
+struct LeaseContext(Arc<LeaseState>);
+
+impl ClientContext for LeaseContext {}
+
+impl ConsumerContext for LeaseContext {
+    fn pre_rebalance(&self, _: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        // Before the member rejoins: the next leader is chosen only after
+        // this term's duties have stopped.
+        if matches!(rebalance, Rebalance::Revoke(_) | Rebalance::Error(_)) {
+            self.0.end_term("the group moved it");
+        }
+    }
+
+    fn post_rebalance(&self, _: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Assign(list) = rebalance {
+            if list.elements().iter().any(|e| e.partition() == 0) {
+                self.0.begin_term();
+            }
+        }
+    }
+}
+
+impl LeaseState {
+    fn begin_term(&self) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_some() {
+            return;
+        }
+        info!("[{}] this node now leads the flow's side tasks (heartbeats, checkpoints, group, config and ACL sync)", self.name);
+        let term = Term { shutdown: Shutdown::new(self.drain_timeout), workers_done: Arc::new(AtomicBool::new(false)) };
+        let threads = (self.start)(&term);
+        *held = Some(Held { term, threads });
+    }
+
+    /// Ends the term on losing the lease: the duties stop and write their
+    /// last records now, before another node begins.
+    fn end_term(&self, why: &str) {
+        let Some(held) = self.held.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        held.term.shutdown.request_stop();
+        held.term.workers_done.store(true, Ordering::SeqCst);
+        join_within(held.threads, Instant::now() + TERM_END_PATIENCE, &self.name);
+        info!("[{}] this node no longer leads the flow's side tasks ({why})", self.name);
+    }
+
+    /// Ends the term at the process's stop: the duties' last records wait
+    /// for the producer workers, as they do unleased.
+    fn end_at_stop(&self, workers_done: &AtomicBool, shutdown: &Shutdown) {
+        let Some(held) = self.held.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        held.term.shutdown.request_stop();
+        while !workers_done.load(Ordering::SeqCst) && !shutdown.deadline_passed() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        held.term.workers_done.store(true, Ordering::SeqCst);
+        join_within(held.threads, shutdown.grace_deadline(), &self.name);
+        info!("[{}] this node no longer leads the flow's side tasks (stopping); another node of the mirror takes them over", self.name);
+    }
+}
+
+/// Joins `threads` until `until`; those left run on, named in a warning.
+fn join_within(mut threads: Vec<JoinHandle<()>>, until: Instant, name: &str) {
+    while !threads.is_empty() {
+        let (done, rest): (Vec<_>, Vec<_>) = threads.into_iter().partition(|h| h.is_finished());
+        for h in done {
+            let _ = h.join();
+        }
+        threads = rest;
+        if !threads.is_empty() && Instant::now() >= until {
+            let names: Vec<&str> = threads.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
+            warn!("[{name}] side tasks still finishing ({}); going on without them", names.join(", "));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs `start`'s duties whenever this node holds `lease`, until the stop.
+/// `workers_done` is the process's: set once every acknowledgement is in.
+pub fn spawn(lease: Lease, start: Starter, workers_done: Arc<AtomicBool>, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name(format!("mirrormaker-lease-{}", lease.name)).spawn(move || run(lease, start, &workers_done, &shutdown))
+}
+
+fn run(lease: Lease, start: Starter, workers_done: &AtomicBool, shutdown: &Shutdown) {
+    let ctx =
+        Arc::new(LeaseState { name: lease.name.clone(), start, drain_timeout: shutdown.drain_timeout(), held: Mutex::new(None), refused: Mutex::new(None) });
+    let consumer = match join(&lease, &ctx) {
+        Ok(consumer) => consumer,
+        Err(why) => return unleased(&lease, ctx, &why, workers_done, shutdown),
+    };
+    while !shutdown.stopping() {
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Err(e)) if refused(&e) => {
+                *ctx.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                break;
+            }
+            // The topic holds no records; a transient error is retried by librdkafka.
+            _ => {}
+        }
+    }
+    let refusal = ctx.refused.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(e) = refusal {
+        drop(consumer);
+        return unleased(&lease, ctx, &format!("the target refused it: {e}"), workers_done, shutdown);
+    }
+    ctx.end_at_stop(workers_done, shutdown);
+    // Leaving the group now hands the lease to another node at once.
+    drop(consumer);
+}
+
+fn refused(e: &KafkaError) -> bool {
+    matches!(
+        e.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::GroupAuthorizationFailed | RDKafkaErrorCode::TopicAuthorizationFailed | RDKafkaErrorCode::ClusterAuthorizationFailed)
+    )
+}
+
+/// Makes the lease topic (if missing) and joins the group.
+fn join(lease: &Lease, ctx: &Arc<LeaseState>) -> Result<BaseConsumer<LeaseContext>, String> {
+    let topic = lease.topic();
+    create_compacted(&lease.config, &topic, 3);
+    let exists = admin_client(&lease.config)
+        .ok()
+        .and_then(|a| a.inner().fetch_metadata(Some(&topic), Duration::from_secs(10)).ok())
+        .is_some_and(|m| m.topics().iter().any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()));
+    if !exists {
+        return Err(format!("its topic {topic} could not be made or read on the target"));
+    }
+    let mut c = crate::kafka::admin::admin_config(&lease.config);
+    c.set("group.id", lease.group())
+        .set("session.timeout.ms", SESSION_TIMEOUT.as_millis().to_string())
+        .set("heartbeat.interval.ms", "3000")
+        // Eager: every partition is revoked before any is assigned again,
+        // which is what keeps two terms from overlapping.
+        .set("partition.assignment.strategy", "range")
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "latest")
+        .set("enable.partition.eof", "false");
+    let consumer: BaseConsumer<LeaseContext> = c.create_with_context(LeaseContext(ctx.clone())).map_err(|e| format!("its consumer cannot be made: {e}"))?;
+    consumer.subscribe(&[&topic]).map_err(|e| format!("cannot subscribe to {topic}: {e}"))?;
+    Ok(consumer)
+}
+
+/// Runs the duties without a lease until the stop, having said why.
+fn unleased(lease: &Lease, ctx: Arc<LeaseState>, why: &str, workers_done: &AtomicBool, shutdown: &Shutdown) {
+    warn!(
+        "[{}] no lease for the flow's side tasks ({why}): this node runs them itself. With several nodes on this file they would race; \
+         let the mirror's target principal create and read topic {} and use group {} on the target",
+        lease.name,
+        lease.topic(),
+        lease.group()
+    );
+    ctx.begin_term();
+    while !shutdown.stopping() {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    ctx.end_at_stop(workers_done, shutdown);
+}
