@@ -12,10 +12,13 @@
 //! to leads. No home-made consensus, no clock.
 //!
 //! The duties of a term start when partition 0 is assigned and are stopped
-//! and joined inside the revocation callback, before the member rejoins:
-//! the coordinator hands partition 0 to another node only after that (the
-//! range assignor's eager protocol revokes everything first), so two live
-//! nodes never run them at once. A node killed -9 stops heartbeating and
+//! and joined inside the revocation callback: with the cooperative-sticky
+//! assignor the coordinator hands partition 0 to another node only after
+//! its holder has given it up in a first rebalance, so two live nodes never
+//! run them at once; and sticky means a node joining or leaving does not
+//! move the lease from the node that holds it (the eager range assignor
+//! gave it to whichever member id sorted first, so every join ended the
+//! term and often moved it). A node killed -9 stops heartbeating and
 //! the coordinator gives the lease away after the session timeout (10 s,
 //! Connect's worker default); one stopped cleanly leaves the group at once.
 //! A node cut off from the target's coordinator loses its partitions
@@ -113,8 +116,10 @@ impl ConsumerContext for LeaseContext {
     fn pre_rebalance(&self, _: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         // Before the member rejoins: the next leader is chosen only after
         // this term's duties have stopped.
-        if matches!(rebalance, Rebalance::Revoke(_) | Rebalance::Error(_)) {
-            self.0.end_term("the group moved it");
+        match rebalance {
+            Rebalance::Revoke(list) if list.elements().iter().any(|e| e.partition() == 0) => self.0.end_term("the group moved it"),
+            Rebalance::Error(_) => self.0.end_term("the group's rebalance failed"),
+            _ => {}
         }
     }
 
@@ -235,9 +240,10 @@ fn join(lease: &Lease, ctx: &Arc<LeaseState>) -> Result<BaseConsumer<LeaseContex
     c.set("group.id", lease.group())
         .set("session.timeout.ms", SESSION_TIMEOUT.as_millis().to_string())
         .set("heartbeat.interval.ms", "3000")
-        // Eager: every partition is revoked before any is assigned again,
-        // which is what keeps two terms from overlapping.
-        .set("partition.assignment.strategy", "range")
+        // Cooperative: partition 0 is revoked from its holder before it is
+        // assigned elsewhere (two terms never overlap); sticky: it stays
+        // with its holder while other nodes come and go.
+        .set("partition.assignment.strategy", "cooperative-sticky")
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "latest")

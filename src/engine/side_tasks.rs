@@ -79,7 +79,10 @@ pub struct SideTask {
 /// consumers read its group) and their hand-back.
 pub fn of_flow(flow: &Flow) -> Vec<SideTask> {
     let mut tasks = Vec::new();
-    let named = |what: &str, duty| SideTask { name: format!("{what} of {}", flow.name), lease: flow.name.clone(), duty };
+    // MM2's flow names are `source->target` already; an MM1 flow asked for
+    // checkpoints names its clusters with `--checkpoint.*` aliases.
+    let lease = flow.checkpointing.as_ref().map_or_else(|| flow.name.clone(), |c| format!("{}->{}", c.source_alias, c.target_alias));
+    let named = |what: &str, duty| SideTask { name: format!("{what} of {}", flow.name), lease: lease.clone(), duty };
     if let Some(remote) = &flow.remote_topics {
         if let Some(interval) = remote.sync_configs {
             tasks.push(named("config sync", Duty::ConfigSync(interval)));
