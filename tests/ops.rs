@@ -8,19 +8,26 @@ use std::process::Command;
 use common::*;
 
 #[test]
-fn systemd_unit_passes_systemd_analyze_verify() {
-    // The shipped unit, pointed at the binary under test (verify checks the executable exists).
-    let unit = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/mirror-maker.service")).unwrap();
-    let unit = unit.replace("/usr/local/bin/mirror-maker", bin());
-    let dir = std::env::temp_dir().join(unique("unit"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("mirror-maker.service");
-    std::fs::write(&file, unit).unwrap();
-    let out =
-        Command::new("systemd-analyze").arg("verify").arg(&file).output().expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
-    let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "systemd-analyze verify failed:\n{text}");
-    assert!(!text.contains("mirror-maker.service:"), "systemd-analyze warns about the unit:\n{text}");
+fn systemd_units_pass_systemd_analyze_verify() {
+    // The shipped units (MM1, and one node of an MM2 mirror), pointed at
+    // the binary under test (verify checks the executable exists).
+    for name in ["mirror-maker.service", "mirror-maker-mm2.service"] {
+        let unit = std::fs::read_to_string(format!("{}/config/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert!(unit.contains("/usr/local/bin/mirror-maker "), "{name} starts the installed binary");
+        let unit = unit.replace("/usr/local/bin/mirror-maker", bin());
+        let dir = std::env::temp_dir().join(unique("unit"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, unit).unwrap();
+        let out = Command::new("systemd-analyze")
+            .arg("verify")
+            .arg(&file)
+            .output()
+            .expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
+        let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "systemd-analyze verify {name} failed:\n{text}");
+        assert!(!text.contains(&format!("{name}:")), "systemd-analyze warns about {name}:\n{text}");
+    }
 }
 
 #[test]
