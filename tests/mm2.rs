@@ -228,11 +228,14 @@ fn same_file_same_result_as_java_mm2() {
     // mm2-offsets/-configs/-status.<A>.internal, which only Java's Connect
     // runtime creates (ours has no Connect worker; whether it writes
     // mm2-offsets for a hand-over is printed, not compared), and
-    // __consumer_offsets (the brokers' own; it carries no id anyway).
+    // __consumer_offsets (the brokers' own; it carries no id anyway). Ours
+    // has its own coordination topic instead, the lease of the flow's
+    // one-node duties (issue #28): checked below, not compared.
     let connect_topics: Vec<String> = ["offsets", "configs", "status"].iter().map(|k| format!("mm2-{k}.{a}.internal")).collect();
+    let lease_topic = format!("mm2-leader.{a}.internal");
     let names = |bootstrap: &str| -> BTreeSet<String> {
         let mut t = topics_of_test(bootstrap, &id);
-        t.retain(|x| !connect_topics.contains(x));
+        t.retain(|x| !connect_topics.contains(x) && *x != lease_topic);
         if list_topics(bootstrap).contains("heartbeats") {
             t.insert("heartbeats".into());
         }
@@ -241,6 +244,12 @@ fn same_file_same_result_as_java_mm2() {
     let (java_topics, ours_topics) = (names(&extra()), names(&target()));
     differ(&mut diffs, "topics".into(), format!("{java_topics:?}"), format!("{ours_topics:?}"));
     let ours_connect: Vec<&String> = connect_topics.iter().filter(|t| list_topics(&target()).contains(*t)).collect();
+    differ(
+        &mut diffs,
+        format!("{lease_topic} (ours only: one partition, compacted)"),
+        "Some(1) Some(\"compact\")".into(),
+        format!("{:?} {:?}", partitions_of(&target(), &lease_topic), topic_config(&target(), &lease_topic, "cleanup.policy")),
+    );
 
     // Partition counts of every topic both have; configs of the remote
     // topics (those set on the topic); cleanup.policy of MM2's own topics.
