@@ -339,27 +339,7 @@ fn groups_fail_over_across_compacted_offsets_missing_nothing() {
 /// The checkpoints in the topic, in log order, decoded by the library's
 /// reader of Java's format (tests/failover.rs has Java's own read them).
 fn checkpoints_of(alias: &str) -> Vec<Checkpoint> {
-    let topic = format!("{alias}.checkpoints.internal");
-    if !list_topics(&target()).contains(&topic) {
-        return Vec::new();
-    }
-    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", target()).set("group.id", unique("cp-read")).create().unwrap();
-    let (_, high) = c.fetch_watermarks(&topic, 0, Duration::from_secs(15)).unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(&topic, 0, Offset::Beginning).unwrap();
-    c.assign(&tpl).unwrap();
-    let mut out = Vec::new();
-    wait_until("the checkpoints topic read to its end", || {
-        while let Some(m) = c.poll(Duration::from_millis(500)) {
-            let m = m.unwrap();
-            out.push(Checkpoint::decode(m.key().unwrap(), m.payload().unwrap()).unwrap_or_else(|e| panic!("checkpoint at {}: {e}", m.offset())));
-            if m.offset() + 1 >= high {
-                return true;
-            }
-        }
-        high == 0
-    });
-    out
+    read_checkpoints(&format!("{alias}.checkpoints.internal"))
 }
 
 #[test]

@@ -72,12 +72,7 @@ impl Flow {
         let (a, b) = (format!("A{id}"), format!("B{id}"));
         let topic = format!("cl-{id}-t");
         create_topic(&source(), &topic, partitions, &[]);
-        let mut lines = vec![
-            format!("clusters = {a}, {b}"),
-            format!("{a}.bootstrap.servers = {}", source()),
-            format!("{b}.bootstrap.servers = {}", target()),
-            format!("{a}->{b}.enabled = true"),
-            format!("{a}->{b}.topics = cl-{id}-.*"),
+        let extra: Vec<String> = vec![
             format!("{a}->{b}.groups = cl-{id}-.*"),
             // No heartbeats into A (other tests share it): B->A is not a flow.
             format!("{b}->{a}.emit.heartbeats.enabled = false"),
@@ -88,7 +83,7 @@ impl Flow {
             "sync.group.offsets.interval.seconds = 1".into(),
             "refresh.groups.interval.seconds = 1".into(),
         ];
-        lines.extend(mm2_common_lines());
+        let lines = mm2_flow_lines(&a, &b, &format!("cl-{id}-.*"), &extra);
         let file = props("mm2.properties", &lines);
         Flow { remote: format!("{a}.{topic}"), group: format!("cl-{id}-app"), id, a, b, topic, file }
     }
@@ -309,14 +304,7 @@ struct App {
 
 impl App {
     fn start(group: &str, topic: &str, budget: i64) -> App {
-        let c: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", source())
-            .set("group.id", group)
-            .set("enable.auto.commit", "false")
-            .set("auto.offset.reset", "earliest")
-            .create()
-            .unwrap();
-        c.subscribe(&[topic]).unwrap();
+        let c = group_member(&source(), group, topic);
         let (stop, read) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicI64::new(0)));
         let (s, r, topic) = (stop.clone(), read.clone(), topic.to_string());
         let thread = std::thread::spawn(move || {
@@ -393,27 +381,7 @@ fn committed(bootstrap: &str, group: &str, topic: &str) -> BTreeMap<i32, i64> {
 /// The checkpoints topic in log order, decoded by the library's reader of
 /// Java's format (cheap, for waiting; Java's own reader judges at the end).
 fn checkpoints(flow: &Flow) -> Vec<Checkpoint> {
-    let topic = flow.checkpoints_topic();
-    if !list_topics(&target()).contains(&topic) {
-        return Vec::new();
-    }
-    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", target()).set("group.id", unique("cl-cp-read")).create().unwrap();
-    let (_, high) = c.fetch_watermarks(&topic, 0, Duration::from_secs(15)).unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(&topic, 0, Offset::Beginning).unwrap();
-    c.assign(&tpl).unwrap();
-    let mut out = Vec::new();
-    wait_until("the checkpoints topic read to its end", || {
-        while let Some(m) = c.poll(Duration::from_millis(500)) {
-            let m = m.unwrap();
-            out.push(Checkpoint::decode(m.key().unwrap(), m.payload().unwrap()).unwrap_or_else(|e| panic!("checkpoint at {}: {e}", m.offset())));
-            if m.offset() + 1 >= high {
-                return true;
-            }
-        }
-        high == 0
-    });
-    out
+    read_checkpoints(&flow.checkpoints_topic())
 }
 
 /// Waits until the app's last checkpoint of every partition says `at` upstream.

@@ -19,11 +19,8 @@ fn systemd_units_pass_systemd_analyze_verify() {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join(name);
         std::fs::write(&file, unit).unwrap();
-        let out = Command::new("systemd-analyze")
-            .arg("verify")
-            .arg(&file)
-            .output()
-            .expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
+        let out =
+            Command::new("systemd-analyze").arg("verify").arg(&file).output().expect("systemd-analyze (Debian package systemd) is needed; .ci/run installs it");
         let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "systemd-analyze verify {name} failed:\n{text}");
         assert!(!text.contains(&format!("{name}:")), "systemd-analyze warns about {name}:\n{text}");

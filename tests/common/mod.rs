@@ -813,14 +813,7 @@ pub struct ActiveMember {
 
 impl ActiveMember {
     pub fn join(bootstrap: &str, group: &str, topic: &str) -> ActiveMember {
-        let c: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", bootstrap)
-            .set("group.id", group)
-            .set("enable.auto.commit", "false")
-            .set("auto.offset.reset", "earliest")
-            .create()
-            .unwrap();
-        c.subscribe(&[topic]).unwrap();
+        let c = group_member(bootstrap, group, topic);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -842,4 +835,45 @@ impl Drop for ActiveMember {
             let _ = t.join();
         }
     }
+}
+
+/// Every checkpoint in `topic` (partition 0 of the target) in log order,
+/// decoded by our reader of MirrorMaker 2's format; none when the topic
+/// does not exist yet.
+pub fn read_checkpoints(topic: &str) -> Vec<mirror_maker::formats::Checkpoint> {
+    if !list_topics(&target()).contains(topic) {
+        return Vec::new();
+    }
+    let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", target()).set("group.id", unique("cp-read")).create().unwrap();
+    let (_, high) = c.fetch_watermarks(topic, 0, Duration::from_secs(15)).unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning).unwrap();
+    c.assign(&tpl).unwrap();
+    let mut out = Vec::new();
+    wait_until("the checkpoints topic read to its end", || {
+        while let Some(m) = c.poll(Duration::from_millis(500)) {
+            let m = m.unwrap();
+            let decoded = mirror_maker::formats::Checkpoint::decode(m.key().unwrap(), m.payload().unwrap());
+            out.push(decoded.unwrap_or_else(|e| panic!("checkpoint at {}: {e}", m.offset())));
+            if m.offset() + 1 >= high {
+                return true;
+            }
+        }
+        high == 0
+    });
+    out
+}
+
+/// A member of `group` subscribed to `topic` from its start, committing
+/// only when told (as an application that commits what it processed).
+pub fn group_member(bootstrap: &str, group: &str, topic: &str) -> BaseConsumer {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    c.subscribe(&[topic]).unwrap();
+    c
 }

@@ -114,25 +114,12 @@ impl CheckpointerSetup {
     /// Starts a checkpointer that runs until `shutdown` stops (the end of
     /// the term, or of the process).
     pub fn spawn(&self, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
-        let s = self.clone();
-        let (store, tail) = match s.local {
-            Some(local) => (local, false),
+        let (store, tail) = match &self.local {
+            Some(local) => (local.clone(), false),
             None => (Arc::new(SyncStore::default()), true),
         };
-        let checkpointer = Checkpointer {
-            name: s.name.clone(),
-            spec: s.spec,
-            store,
-            tail,
-            source: s.source,
-            target: s.target,
-            naming: s.naming,
-            filter: s.filter,
-            own_group: s.own_group,
-            metrics: s.metrics,
-            shutdown,
-        };
-        std::thread::Builder::new().name(format!("mirrormaker-checkpoints-{}", s.name)).spawn(move || checkpointer.run())
+        let checkpointer = Checkpointer { setup: self.clone(), store, tail, shutdown };
+        std::thread::Builder::new().name(format!("mirrormaker-checkpoints-{}", self.name)).spawn(move || checkpointer.run())
     }
 }
 
@@ -378,52 +365,48 @@ pub fn resume_group(syncs_topic: &str) -> String {
 }
 
 struct Checkpointer {
-    name: String,
-    spec: Arc<Checkpointing>,
+    /// Its `source` and `target` are the connection settings of the source
+    /// (its groups) and the target; `own_group` the group this mirror
+    /// commits its own progress under: not a consumer to fail over.
+    setup: CheckpointerSetup,
     store: Arc<SyncStore>,
     /// The store is made from the syncs topic alone, read again before
     /// each round (every node's syncs); else it is this node's own.
     tail: bool,
-    /// Connection settings of the source (its groups) and the target.
-    source: ClientConfig,
-    target: ClientConfig,
-    naming: Arc<Handler>,
-    filter: Arc<crate::plan::filter::TopicFilter>,
-    /// The group this mirror commits its own progress under: not a consumer to fail over.
-    own_group: Option<String>,
-    metrics: Arc<Metrics>,
     shutdown: Arc<Shutdown>,
 }
 
 impl Checkpointer {
     fn run(self) {
-        let name = &self.name;
-        let Some(cp) = &self.spec.checkpoints else { return };
+        let name = &self.setup.name;
+        let Some(cp) = &self.setup.spec.checkpoints else { return };
         // First, as Java's checkpoint connector does: tools that list the
         // checkpoints topics (`MirrorClient.checkpointTopics`) find it from
         // the start, and a broker that creates topics on first use never
         // makes it uncompacted.
-        create_compacted(&self.target, &cp.topic, cp.replication_factor);
-        let syncs_admin = match groups::admin_consumer(&admin_config(&self.spec.syncs_cluster.client_config())) {
+        create_compacted(&self.setup.target, &cp.topic, cp.replication_factor);
+        let syncs_admin = match groups::admin_consumer(&admin_config(&self.setup.spec.syncs_cluster.client_config())) {
             Ok(c) => c,
             Err(e) => {
                 warn!("[{name}] no checkpoints: cannot create a client of the offset-syncs cluster: {e}");
                 return;
             }
         };
-        let resume_group = resume_group(&self.spec.syncs_topic);
+        let resume_group = resume_group(&self.setup.spec.syncs_topic);
         // Where the last run said the syncs still needed begin; else the start.
         let mut resumed_at = groups::group_offsets(syncs_admin.client(), &resume_group)
             .ok()
-            .and_then(|o| o.into_iter().find(|o| o.topic == self.spec.syncs_topic && o.partition == 0).map(|o| o.offset));
+            .and_then(|o| o.into_iter().find(|o| o.topic == self.setup.spec.syncs_topic && o.partition == 0).map(|o| o.offset));
         // Never translate before every sync written so far is known (Java's KAFKA-13659).
         // A later term of this node with its own store has them already.
         let mut next_sync_at = resumed_at;
         while self.tail || !self.store.is_loaded() {
-            match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, resumed_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
+            match read_to_end(&self.setup.spec.syncs_cluster.client_config(), &self.setup.spec.syncs_topic, resumed_at, READ_PATIENCE, &|| {
+                self.shutdown.stopping()
+            }) {
                 Ok(records) => {
                     let from = resumed_at.map_or("its start".to_string(), |o| format!("offset {o}, where the last run left the syncs still needed"));
-                    info!("[{name}] {} offset-syncs read from {} (from {from})", records.len(), self.spec.syncs_topic);
+                    info!("[{name}] {} offset-syncs read from {} (from {from})", records.len(), self.setup.spec.syncs_topic);
                     self.load(records, &mut next_sync_at);
                     break;
                 }
@@ -435,7 +418,7 @@ impl Checkpointer {
         }
         let mut last = CheckpointStore::default();
         let mut read_back = 0;
-        match read_to_end(&self.target, &cp.topic, None, READ_PATIENCE, &|| self.shutdown.stopping()) {
+        match read_to_end(&self.setup.target, &cp.topic, None, READ_PATIENCE, &|| self.shutdown.stopping()) {
             Ok(records) => {
                 // Only groups the filter takes now: one excluded since (or one of ours) is never synced again.
                 for c in records.iter().filter_map(|r| Checkpoint::decode(&r.key, &r.value).ok()).filter(|c| self.is_consumer(&cp.groups, &c.group)) {
@@ -445,14 +428,14 @@ impl Checkpointer {
             }
             Err(e) => warn!("[{name}] {e}; checkpoints start afresh"),
         }
-        let producer: BaseProducer = match self.target.create() {
+        let producer: BaseProducer = match self.setup.target.create() {
             Ok(p) => p,
             Err(e) => {
                 warn!("[{name}] no checkpoints: cannot create their producer: {e}");
                 return;
             }
         };
-        let (Ok(source), Ok(target)) = (groups::admin_consumer(&self.source), groups::admin_consumer(&admin_config(&self.target))) else {
+        let (Ok(source), Ok(target)) = (groups::admin_consumer(&self.setup.source), groups::admin_consumer(&admin_config(&self.setup.target))) else {
             warn!("[{name}] no checkpoints: cannot create the admin clients");
             return;
         };
@@ -473,7 +456,9 @@ impl Checkpointer {
             }
             if self.tail {
                 // The syncs every node wrote since the last round.
-                match read_to_end(&self.spec.syncs_cluster.client_config(), &self.spec.syncs_topic, next_sync_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
+                match read_to_end(&self.setup.spec.syncs_cluster.client_config(), &self.setup.spec.syncs_topic, next_sync_at, READ_PATIENCE, &|| {
+                    self.shutdown.stopping()
+                }) {
                     Ok(records) => self.load(records, &mut next_sync_at),
                     Err(e) => warn!("[{name}] {e}; checkpoints this round from the syncs read so far"),
                 }
@@ -506,10 +491,10 @@ impl Checkpointer {
             }
             // A restart reads the syncs topic from here, not from its start.
             if let Some(point) = self.store.resume_point(&oldest).filter(|p| resumed_at.is_none_or(|r| *p > r)) {
-                let at = GroupOffset { topic: self.spec.syncs_topic.clone(), partition: 0, offset: point, metadata: String::new() };
+                let at = GroupOffset { topic: self.setup.spec.syncs_topic.clone(), partition: 0, offset: point, metadata: String::new() };
                 match groups::alter_group_offsets(syncs_admin.client(), &resume_group, &[at]) {
                     Ok(()) => resumed_at = Some(point),
-                    Err(e) => debug!("[{name}] restart point of {} not saved: {e}", self.spec.syncs_topic),
+                    Err(e) => debug!("[{name}] restart point of {} not saved: {e}", self.setup.spec.syncs_topic),
                 }
             }
             if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
@@ -549,11 +534,11 @@ impl Checkpointer {
 
     /// The name a checkpoint gives a source topic, or None for a topic the flow does not mirror.
     fn mirrored(&self, topic: &str) -> Option<String> {
-        if !self.filter.matches(topic) {
+        if !self.setup.filter.matches(topic) {
             return None;
         }
-        Some(match &*self.naming {
-            Handler::Remote { policy, source_alias } => policy.checkpoint_topic(source_alias, &self.spec.target_alias, topic),
+        Some(match &*self.setup.naming {
+            Handler::Remote { policy, source_alias } => policy.checkpoint_topic(source_alias, &self.setup.spec.target_alias, topic),
             other => other.target_topic(topic).to_string(),
         })
     }
@@ -583,7 +568,7 @@ impl Checkpointer {
             for e in list.elements() {
                 let _ = l.add_partition_offset(e.topic(), e.partition(), what);
             }
-            let got = target.offsets_for_times(l, Duration::from_secs(5)).map_err(|e| debug!("[{}] target ends not read: {e}", self.name)).ok()?;
+            let got = target.offsets_for_times(l, Duration::from_secs(5)).map_err(|e| debug!("[{}] target ends not read: {e}", self.setup.name)).ok()?;
             Some(
                 got.elements()
                     .iter()
@@ -616,7 +601,7 @@ impl Checkpointer {
     /// groups filter and not one of the mirror's own (its progress, its
     /// restart points, its admin client), which are no consumers to fail over.
     fn is_consumer(&self, filter: &crate::plan::policy::NameFilter, group: &str) -> bool {
-        filter.matches(group) && Some(group) != self.own_group.as_deref() && !group.starts_with("mirror-maker.")
+        filter.matches(group) && Some(group) != self.setup.own_group.as_deref() && !group.starts_with("mirror-maker.")
     }
 
     /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]).
@@ -629,7 +614,7 @@ impl Checkpointer {
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
     ) -> usize {
-        let name = &self.name;
+        let name = &self.setup.name;
         let mut written = 0;
         for group in listed {
             if self.shutdown.stopping() {
@@ -659,7 +644,7 @@ impl Checkpointer {
                     Ok(()) => {
                         last.put(&c, epoch);
                         written += 1;
-                        Metrics::add(&self.metrics.checkpoints, 1);
+                        Metrics::add(&self.setup.metrics.checkpoints, 1);
                     }
                     Err((e, _)) => warn!("[{name}] checkpoint of group {} not written: {e}", c.group),
                 }
@@ -672,7 +657,7 @@ impl Checkpointer {
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them
     /// committed on the target unless consumers of it are active there.
     fn sync_groups<C: rdkafka::ClientContext>(&self, target: &rdkafka::client::Client<C>, last: &mut CheckpointStore) {
-        let name = &self.name;
+        let name = &self.setup.name;
         let states = match groups::list_groups(target) {
             Ok(l) => l.into_iter().map(|g| (g.group, g.state)).collect::<HashMap<_, _>>(),
             Err(e) => {
@@ -687,7 +672,7 @@ impl Checkpointer {
             }
             if states.get(group).is_some_and(|s| s.is_active()) {
                 info!("[{name}] group {group} left alone on the target: it has active consumers there");
-                Metrics::add(&self.metrics.group_syncs_skipped_active, 1);
+                Metrics::add(&self.setup.metrics.group_syncs_skipped_active, 1);
                 continue;
             }
             let on_target = match groups::group_offsets(target, group) {
@@ -718,11 +703,11 @@ impl Checkpointer {
                         );
                     }
                     info!("[{name}] group {group}: {} partitions moved forward on the target to their translated offsets", moves.len() - back.len());
-                    Metrics::add(&self.metrics.group_offsets_synced, moves.len() as u64);
+                    Metrics::add(&self.setup.metrics.group_offsets_synced, moves.len() as u64);
                 }
                 Err(GroupError::Active { .. }) => {
                     info!("[{name}] group {group} left alone on the target: consumers joined it meanwhile");
-                    Metrics::add(&self.metrics.group_syncs_skipped_active, 1);
+                    Metrics::add(&self.setup.metrics.group_syncs_skipped_active, 1);
                 }
                 Err(e) => warn!("[{name}] group {group} not synced: {e}"),
             }

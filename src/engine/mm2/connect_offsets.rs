@@ -306,19 +306,8 @@ impl HandBackSetup {
     /// Starts a writer that runs until `shutdown` stops and, once
     /// `workers_done` is set, writes the last positions and ends.
     pub fn spawn(&self, workers_done: Arc<AtomicBool>, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
-        let s = self.clone();
-        let writer = HandBack {
-            name: s.name.clone(),
-            spec: s.spec,
-            group: s.group,
-            source: s.source,
-            target: s.target,
-            written: s.written,
-            interval: s.interval,
-            workers_done,
-            shutdown,
-        };
-        std::thread::Builder::new().name(format!("mirrormaker-connect-offsets-{}", s.name)).spawn(move || writer.run())
+        let writer = HandBack { setup: self.clone(), workers_done, shutdown };
+        std::thread::Builder::new().name(format!("mirrormaker-connect-offsets-{}", self.name)).spawn(move || writer.run())
     }
 }
 
@@ -517,35 +506,32 @@ impl fmt::Display for HandBackError {
 
 /// The hand-back writer of one flow.
 struct HandBack {
-    name: String,
-    spec: Arc<ConnectOffsets>,
-    group: String,
-    source: ClientConfig,
-    target: ClientConfig,
-    /// What the offsets topic holds for each source partition as far as we
-    /// know: Java's positions read at start, then what we wrote.
-    written: BTreeMap<SourcePartition, i64>,
-    interval: Duration,
+    /// Its `written` is what the offsets topic holds for each source
+    /// partition as far as we know: Java's positions read at start, then
+    /// what we wrote.
+    setup: HandBackSetup,
     workers_done: Arc<AtomicBool>,
     shutdown: Arc<Shutdown>,
 }
 
 impl HandBack {
     fn run(mut self) {
-        let name = self.name.clone();
-        let admin = match groups::admin_consumer(&self.source) {
+        let name = self.setup.name.clone();
+        let admin = match groups::admin_consumer(&self.setup.source) {
             Ok(a) => a,
             Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a group admin client: {e}"),
         };
-        let mut p = admin_config(&self.target);
+        let mut p = admin_config(&self.setup.target);
         p.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
         let producer: BaseProducer<Acks> = match p.create_with_context(Acks::default()) {
             Ok(p) => p,
-            Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a producer for {}: {e}", self.spec.topic),
+            Err(e) => {
+                return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a producer for {}: {e}", self.setup.spec.topic)
+            }
         };
         let mut partitions: Option<i32> = None;
         let mut total = 0usize;
-        let mut next = Instant::now() + self.interval;
+        let mut next = Instant::now() + self.setup.interval;
         loop {
             let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
             if finishing || Instant::now() >= next {
@@ -555,27 +541,27 @@ impl HandBack {
                 if let Some(n) = partitions {
                     match self.write_changed(admin.client(), &producer, n) {
                         Ok(k) => total += k,
-                        Err(e) => warn!("[{name}] positions not handed back to {} this time: {e}", self.spec.topic),
+                        Err(e) => warn!("[{name}] positions not handed back to {} this time: {e}", self.setup.spec.topic),
                     }
                 }
-                next = Instant::now() + self.interval;
+                next = Instant::now() + self.setup.interval;
             }
             if finishing {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.spec.topic);
+        info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.setup.spec.topic);
     }
 
     /// The topic's partition count, after creating it as Java's Connect
     /// worker would when missing; None (said why) when it cannot be had.
     fn ensure_topic(&self) -> Option<i32> {
-        let topic = &self.spec.topic;
-        let admin = match admin_client(&self.target) {
+        let topic = &self.setup.spec.topic;
+        let admin = match admin_client(&self.setup.target) {
             Ok(a) => a,
             Err(e) => {
-                warn!("[{}] cannot create an admin client for the target: {e}", self.name);
+                warn!("[{}] cannot create an admin client for the target: {e}", self.setup.name);
                 return None;
             }
         };
@@ -587,7 +573,7 @@ impl HandBack {
         let (brokers, existing) = match listed(&admin) {
             Ok(x) => x,
             Err(e) => {
-                warn!("[{}] the target does not answer ({e}); {topic} is looked for again at the next commit interval", self.name);
+                warn!("[{}] the target does not answer ({e}); {topic} is looked for again at the next commit interval", self.setup.name);
                 return None;
             }
         };
@@ -596,18 +582,18 @@ impl HandBack {
         }
         // offset.storage.replication.factor, as far as the brokers allow;
         // -1 (the brokers' default in Connect) becomes at most 3.
-        let wanted = if self.spec.replication_factor > 0 { i32::from(self.spec.replication_factor) } else { 3 };
+        let wanted = if self.setup.spec.replication_factor > 0 { i32::from(self.setup.spec.replication_factor) } else { 3 };
         let rf = wanted.min(brokers.max(1) as i32);
-        let partitions = self.spec.partitions.max(1);
+        let partitions = self.setup.spec.partitions.max(1);
         let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
         let opts = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT)).request_timeout(Some(REQUEST_TIMEOUT));
         match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
             Ok(Some(Ok(_))) => {
-                info!("[{}] created {topic} (compacted, {partitions} partitions, replication factor {rf}) as Java's Connect worker would", self.name)
+                info!("[{}] created {topic} (compacted, {partitions} partitions, replication factor {rf}) as Java's Connect worker would", self.setup.name)
             }
             Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
-            Ok(Some(Err((_, code)))) => warn!("[{}] cannot create {topic}: {code}; tried again at the next commit interval", self.name),
-            Err(e) => warn!("[{}] cannot create {topic}: {e}; tried again at the next commit interval", self.name),
+            Ok(Some(Err((_, code)))) => warn!("[{}] cannot create {topic}: {code}; tried again at the next commit interval", self.setup.name),
+            Err(e) => warn!("[{}] cannot create {topic}: {e}; tried again at the next commit interval", self.setup.name),
         }
         // The new topic's metadata may take a moment to reach every broker.
         let until = Instant::now() + REQUEST_TIMEOUT;
@@ -630,31 +616,31 @@ impl HandBack {
         producer: &BaseProducer<Acks>,
         partitions: i32,
     ) -> Result<usize, HandBackError> {
-        let committed = groups::group_offsets(admin, &self.group).map_err(HandBackError::Group)?;
-        let changed = changed_positions(&committed, &self.written);
+        let committed = groups::group_offsets(admin, &self.setup.group).map_err(HandBackError::Group)?;
+        let changed = changed_positions(&committed, &self.setup.written);
         if changed.is_empty() {
             return Ok(0);
         }
         let failed_before = producer.context().failed.load(Ordering::SeqCst);
         for ((topic, partition), offset) in &changed {
-            let key = encode_key(&self.spec.source_alias, topic, *partition);
+            let key = encode_key(&self.setup.spec.source_alias, topic, *partition);
             let value = encode_value(*offset);
-            let record = BaseRecord::<[u8], [u8]>::to(&self.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
+            let record = BaseRecord::<[u8], [u8]>::to(&self.setup.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
             // The queue is far larger than one flow's partitions; a full
             // queue only means this round fails and the next one retries.
             producer.send(record).map_err(|(e, _)| HandBackError::Queue(e))?;
         }
-        producer.flush(REQUEST_TIMEOUT).map_err(|e| HandBackError::Flush { topic: self.spec.topic.clone(), waited: REQUEST_TIMEOUT, error: e })?;
+        producer.flush(REQUEST_TIMEOUT).map_err(|e| HandBackError::Flush { topic: self.setup.spec.topic.clone(), waited: REQUEST_TIMEOUT, error: e })?;
         // Refused records leave the queue as failed deliveries, so the flush
         // alone does not tell; such a round is written again next time.
         let failed = producer.context().failed.load(Ordering::SeqCst) - failed_before;
         if failed > 0 {
             let last = producer.context().last_error.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-            return Err(HandBackError::Refused { failed, of: changed.len(), last, topic: self.spec.topic.clone() });
+            return Err(HandBackError::Refused { failed, of: changed.len(), last, topic: self.setup.spec.topic.clone() });
         }
-        debug!("[{}] {} position(s) handed back to {}", self.name, changed.len(), self.spec.topic);
+        debug!("[{}] {} position(s) handed back to {}", self.setup.name, changed.len(), self.setup.spec.topic);
         let n = changed.len();
-        self.written.extend(changed);
+        self.setup.written.extend(changed);
         Ok(n)
     }
 }
