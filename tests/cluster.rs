@@ -509,12 +509,30 @@ fn first_unread(flow: &Flow, position: &BTreeMap<i32, i64>) -> BTreeMap<i32, i64
 }
 
 const PARTITIONS: i32 = 6;
+
+/// Whether `cond` holds within `limit` (polled twice a second), for a wait
+/// that must not panic before the test has put things back.
+fn within(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while !cond() {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    true
+}
+
+/// One scenario at a time: each times leases and sessions, and one stops
+/// the target broker every other test here writes to.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Records per batch (3 batches).
 const BATCH: usize = 1200;
 
 #[test]
 #[ignore = "needs clusters"]
 fn three_nodes_on_one_file_survive_a_kill_and_a_stop_losing_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_clusters!(source(), target());
     let flow = Flow::new(PARTITIONS);
     // All of the first two batches and half of the third.
@@ -637,6 +655,7 @@ fn commit_at(group: &str, topic: &str, at: &BTreeMap<i32, i64>) {
 #[test]
 #[ignore = "needs clusters"]
 fn a_leader_frozen_past_its_session_timeout_writes_nothing_back_when_it_wakes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_clusters!(source(), target());
     let flow = Flow::new(4);
     let app = App::start(&flow.group, &flow.topic, (2 * BATCH + BATCH / 2) as i64);
@@ -691,9 +710,62 @@ fn a_leader_frozen_past_its_session_timeout_writes_nothing_back_when_it_wakes() 
     assert!(past.is_empty(), "translation past unread records: {past:?}; logs: {}", nodes.logs());
 }
 
+/// A node started while the target does not answer waits for it, then
+/// takes the lease: it does not give up on the lease and run the one-node
+/// duties uncoordinated, which several nodes started during the same
+/// outage would then all do. MM1 mode with checkpoints, because MM2 mode
+/// already waits for the target before its leases start (it reads Java's
+/// positions there first).
+#[test]
+#[ignore = "needs clusters"]
+fn a_node_started_while_the_target_is_down_takes_the_lease_once_it_answers() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let id = short_id();
+    let (a, b, topic) = (format!("A{id}"), format!("B{id}"), format!("cl-{id}-mm1"));
+    create_topic(&source(), &topic, 2, &[]);
+    let consumer =
+        props("consumer.properties", &[format!("bootstrap.servers={}", source()), format!("group.id=cl-{id}-mirror"), "auto.offset.reset=earliest".into()]);
+    let producer = props("producer.properties", &[format!("bootstrap.servers={}", target())]);
+    broker("stop-broker", "target");
+    let mut m = Mirror::start(&[
+        s("--consumer.config"),
+        path(&consumer),
+        s("--producer.config"),
+        path(&producer),
+        s("--whitelist"),
+        topic.clone(),
+        s("--message.handler"),
+        s("partition-preserving"),
+        s("--emit.checkpoints"),
+        s("true"),
+        s("--source.alias"),
+        a.clone(),
+        s("--target.alias"),
+        b.clone(),
+    ]);
+    // The lease's first attempt to make its topic failed: the node is up and trying.
+    let tried = format!("cannot create mm2-leader.{a}.internal");
+    let seen = within(COPY, || m.output().contains(&tried));
+    broker("start-broker", "target");
+    assert!(seen, "the node never tried to make its lease topic while the target was down; log: {}", m.log.display());
+    let leads = format!("[{a}->{b}] this node now leads the flow's side tasks");
+    wait_for("the node taking the lease once the target answers", COPY, || m.output().contains(&leads));
+    produce(&source(), &topic, &batch(0, 100));
+    wait_for("the records on the target", COPY, || read_topic(&target(), &topic).len() >= 100);
+    let out = m.output();
+    assert_eq!(m.stop(), 0, "exit status; log: {}", m.log.display());
+    assert!(!out.contains("no lease for the flow's side tasks"), "the node gave up on the lease while the target was down; log: {}", m.log.display());
+    println!("cluster target down at start: the node waited for the target, then led; log: {}", m.log.display());
+    for bootstrap in [source(), target()] {
+        delete_topics_containing(&bootstrap, &id);
+    }
+}
+
 #[test]
 #[ignore = "needs clusters"]
 fn a_second_node_joining_takes_no_side_task_and_needs_no_restart() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     require_clusters!(source(), target());
     let flow = Flow::new(4);
     let half = BATCH / 2;

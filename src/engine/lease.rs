@@ -29,9 +29,12 @@
 //! change: each term reads the checkpoints topic back before writing and
 //! writes only what moved forward.
 //!
-//! Where the lease cannot be had (the group or topic refused by ACLs, the
-//! topic cannot be made), the node runs the duties itself and says what to
-//! grant: one node then works as before; several would race.
+//! While the target does not answer, the node keeps trying to make the
+//! lease topic and join (its duties could not write there anyway). Where
+//! the lease cannot be had although the target answers (the group or topic
+//! refused by ACLs, the topic still missing after a minute), the node runs
+//! the duties itself and says what to grant: one node then works as
+//! before; several would race.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,6 +44,7 @@ use std::time::{Duration, Instant};
 use log::{info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::admin::{admin_client, create_compacted};
@@ -194,7 +198,12 @@ pub fn spawn(lease: Lease, start: Starter, workers_done: Arc<AtomicBool>, shutdo
 fn run(lease: Lease, start: Starter, workers_done: &AtomicBool, shutdown: &Shutdown) {
     let ctx =
         Arc::new(LeaseState { name: lease.name.clone(), start, drain_timeout: shutdown.drain_timeout(), held: Mutex::new(None), refused: Mutex::new(None) });
-    let consumer = match join(&lease, &ctx) {
+    let joined = match ensure_topic(&lease, shutdown) {
+        Ok(true) => join(&lease, &ctx),
+        Ok(false) => return,
+        Err(why) => Err(why),
+    };
+    let consumer = match joined {
         Ok(consumer) => consumer,
         Err(why) => return unleased(&lease, ctx, &why, workers_done, shutdown),
     };
@@ -225,17 +234,47 @@ fn refused(e: &KafkaError) -> bool {
     )
 }
 
-/// Makes the lease topic (if missing) and joins the group.
+/// How long the target may answer without showing the lease topic before
+/// the node gives up on the lease (a topic policy refusing it, say).
+const TOPIC_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Makes the lease topic if missing and waits until the target shows it;
+/// while the target does not answer it keeps trying, since the duties
+/// could not write to it either. Ok(false): asked to stop meanwhile. Err:
+/// the target answers but will not have the topic.
+fn ensure_topic(lease: &Lease, shutdown: &Shutdown) -> Result<bool, String> {
+    let topic = lease.topic();
+    let admin = admin_client(&lease.config).map_err(|e| format!("no admin client for the target: {e}"))?;
+    let mut answered_since: Option<Instant> = None;
+    loop {
+        create_compacted(&lease.config, &topic, 3);
+        if let Ok(m) = admin.inner().fetch_metadata(Some(&topic), Duration::from_secs(10)) {
+            match m.topics().iter().find(|t| t.name() == topic).map(|t| (t.error(), t.partitions().len())) {
+                Some((None, n)) if n > 0 => return Ok(true),
+                Some((Some(RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED), _)) => {
+                    return Err(format!("the target refuses this client topic {topic}"));
+                }
+                _ => {
+                    let since = *answered_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > TOPIC_PATIENCE {
+                        return Err(format!("topic {topic} is still missing on the target after {}s of trying to make it", TOPIC_PATIENCE.as_secs()));
+                    }
+                }
+            }
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if shutdown.stopping() {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Joins the lease's group (its topic made by [`ensure_topic`]).
 fn join(lease: &Lease, ctx: &Arc<LeaseState>) -> Result<BaseConsumer<LeaseContext>, String> {
     let topic = lease.topic();
-    create_compacted(&lease.config, &topic, 3);
-    let exists = admin_client(&lease.config)
-        .ok()
-        .and_then(|a| a.inner().fetch_metadata(Some(&topic), Duration::from_secs(10)).ok())
-        .is_some_and(|m| m.topics().iter().any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()));
-    if !exists {
-        return Err(format!("its topic {topic} could not be made or read on the target"));
-    }
     let mut c = crate::kafka::admin::admin_config(&lease.config);
     c.set("group.id", lease.group())
         .set("session.timeout.ms", SESSION_TIMEOUT.as_millis().to_string())
