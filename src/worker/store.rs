@@ -99,8 +99,11 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// A write's outcome: its offset, or why it failed.
+type Delivery = Result<i64, String>;
+
 /// Delivery reports of the store's producer, by channel.
-struct Reports(Mutex<mpsc::Sender<Result<i64, String>>>);
+struct Reports(Mutex<mpsc::Sender<Delivery>>);
 
 impl ClientContext for Reports {}
 
@@ -121,7 +124,7 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Writes to the storage topics, one record at a time, each acknowledged
 /// (acks=all) before the REST call that made it answers.
 pub struct Store {
-    producer: Mutex<(BaseProducer<Reports>, mpsc::Receiver<Result<i64, String>>)>,
+    producer: Mutex<(BaseProducer<Reports>, mpsc::Receiver<Delivery>)>,
     pub config_topic: String,
     pub status_topic: String,
     /// The next config-topic offset the tail has applied.

@@ -5,10 +5,12 @@ use serde_json::{json, Value};
 
 use super::*;
 
+type Entry = (Vec<(String, String)>, TargetState);
+
 /// A worker in memory: configs and target states, no Kafka.
 #[derive(Default)]
 struct Fake {
-    connectors: Mutex<BTreeMap<String, (Vec<(String, String)>, TargetState)>>,
+    connectors: Mutex<BTreeMap<String, Entry>>,
 }
 
 impl Api for Fake {
