@@ -14,7 +14,12 @@ use common::*;
 
 /// A REST port of this test run's range (18300-18399), free now.
 fn rest_port() -> u16 {
-    (18300..18400).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18300-18399")
+    rest_port_from(18300)
+}
+
+/// The first free REST port of the range from `start` on.
+fn rest_port_from(start: u16) -> u16 {
+    (start..18400).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18300-18399")
 }
 
 /// `curl -s -X method [--data @file] url`: (status, body).
@@ -85,23 +90,12 @@ fn batch(topic: &str, from: usize, n: usize) -> Vec<Rec> {
     v
 }
 
-#[test]
-#[ignore = "needs clusters"]
-fn the_connect_guides_workflow_runs_as_is() {
-    require_clusters!(source(), target());
-    let id = short_id();
-    let (alias_a, alias_b) = (format!("A{id}"), format!("B{id}"));
-    let topic = unique("guide");
-    create_topic(&source(), &topic, 3, &[]);
-    let remote = format!("{alias_a}.{topic}");
-    let port = rest_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let dir = std::env::temp_dir().join(unique("connect"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let worker_file = dir.join("worker.properties");
-    let storage = unique("connect");
+/// The worker file of a test run: the storage topics named after
+/// `storage` (also the worker group), the REST listener on `port`.
+fn write_worker_file(dir: &Path, name: &str, storage: &str, port: u16) -> PathBuf {
+    let file = dir.join(name);
     std::fs::write(
-        &worker_file,
+        &file,
         format!(
             "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
              status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
@@ -110,10 +104,13 @@ fn the_connect_guides_workflow_runs_as_is() {
         ),
     )
     .unwrap();
-    // The guide's connector JSON: tasks.max "4", a leading space in the
-    // class name, consumer.group.id and producer.enable.idempotence.
+    file
+}
+
+/// The guide's connector JSON: tasks.max "4", a leading space in the
+/// class name, consumer.group.id and producer.enable.idempotence.
+fn write_connector_json(dir: &Path, (alias_a, alias_b): (&str, &str), topic: &str, group: &str) -> PathBuf {
     let json = dir.join("mm2-source-connector.json");
-    let group = unique("guide-group");
     std::fs::write(
         &json,
         serde_json::json!({
@@ -131,6 +128,26 @@ fn the_connect_guides_workflow_runs_as_is() {
         .to_string(),
     )
     .unwrap();
+    json
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn the_connect_guides_workflow_runs_as_is() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let (alias_a, alias_b) = (format!("A{id}"), format!("B{id}"));
+    let topic = unique("guide");
+    create_topic(&source(), &topic, 3, &[]);
+    let remote = format!("{alias_a}.{topic}");
+    let port = rest_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let dir = std::env::temp_dir().join(unique("connect"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let storage = unique("connect");
+    let worker_file = write_worker_file(&dir, "worker.properties", &storage, port);
+    let group = unique("guide-group");
+    let json = write_connector_json(&dir, (&alias_a, &alias_b), &topic, &group);
     let url = format!("{base}/connectors/mm2-source-connector");
 
     let mut worker = Worker::start(&worker_file);
@@ -174,4 +191,68 @@ fn the_connect_guides_workflow_runs_as_is() {
     produce(&source(), &topic, &batch(&topic, 600, 50));
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(seqs_on(&remote).len(), 600, "a deleted connector copied");
+}
+
+/// Whether the worker's log says one of its connector's streams was given
+/// partitions of `topic` (the engine logs `assigned N partitions: t-0, ..`).
+fn copies(worker: &Worker, topic: &str) -> bool {
+    worker.output().lines().any(|l| l.contains("assigned") && l.contains(&format!(" {topic}-")))
+}
+
+/// (distinct sequence numbers, records) on the target's remote topic.
+fn landed(topic: &str) -> (std::collections::BTreeSet<u64>, usize) {
+    let recs = read_topic(&target(), topic);
+    (recs.iter().filter_map(|l| l.rec.seq()).collect(), recs.len())
+}
+
+/// Issue #28's "done when" for Connect: two workers on one worker file
+/// (same group.id, their own listeners) share the guide's source
+/// connector; either answers for it; kill -9 of one loses nothing.
+#[test]
+#[ignore = "needs clusters"]
+fn two_workers_share_a_connector_and_survive_kill_9() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let (alias_a, alias_b) = (format!("A{id}"), format!("B{id}"));
+    let topic = unique("pair");
+    // Several partitions, so the flow's group gives both workers a share.
+    create_topic(&source(), &topic, 8, &[]);
+    let remote = format!("{alias_a}.{topic}");
+    let (port1, port2) = (rest_port(), rest_port_from(rest_port() + 1));
+    let (base1, base2) = (format!("http://127.0.0.1:{port1}"), format!("http://127.0.0.1:{port2}"));
+    let dir = std::env::temp_dir().join(unique("connect-pair"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let storage = unique("connect-pair");
+    let file1 = write_worker_file(&dir, "worker-1.properties", &storage, port1);
+    let file2 = write_worker_file(&dir, "worker-2.properties", &storage, port2);
+    let json = write_connector_json(&dir, (&alias_a, &alias_b), &topic, &unique("pair-group"));
+    let long = Duration::from_secs(180);
+
+    let mut w1 = Worker::start(&file1);
+    let w2 = Worker::start(&file2);
+    wait_for("worker 1's REST API", long, || curl("GET", &format!("{base1}/"), None).0 == 200);
+    wait_for("worker 2's REST API", long, || curl("GET", &format!("{base2}/"), None).0 == 200);
+    let (code, body) = curl("PUT", &format!("{base1}/connectors/mm2-source-connector/config"), Some(&json));
+    assert_eq!(code, 201, "PUT to worker 1: {body}\n{}", w1.output());
+    wait_for("worker 2 to list the connector PUT to worker 1", long, || curl("GET", &format!("{base2}/connectors"), None).1 == r#"["mm2-source-connector"]"#);
+    wait_for("status RUNNING via worker 2", long, || state(&base2, "mm2-source-connector").as_deref() == Some("RUNNING"));
+    wait_for("both workers to copy (each given partitions of the topic)", long, || copies(&w1, &topic) && copies(&w2, &topic));
+
+    produce(&source(), &topic, &batch(&topic, 0, 400));
+    wait_for("the first 400 records on the remote topic", long, || landed(&remote).0.len() == 400);
+
+    // kill -9 worker 1: its share moves to worker 2 once the flow's group
+    // notices (the session timeout), and what it had not committed is
+    // copied again (duplicates, counted below), never lost.
+    Command::new("kill").args(["-9", &w1.child.id().to_string()]).status().unwrap();
+    let _ = w1.child.wait();
+    produce(&source(), &topic, &batch(&topic, 400, 400));
+    wait_for("all 800 records after the kill", long, || landed(&remote).0.len() == 800);
+    let (seqs, total) = landed(&remote);
+    let missing: Vec<u64> = (0..800).filter(|s| !seqs.contains(s)).collect();
+    eprintln!("after kill -9 of worker 1: {} distinct of 800, {} records, {} duplicates", seqs.len(), total, total - seqs.len());
+    assert!(missing.is_empty(), "missing: {missing:?}");
+    assert_eq!(state(&base2, "mm2-source-connector").as_deref(), Some("RUNNING"), "status via worker 2 after the kill");
+    assert_eq!(curl("GET", &format!("{base2}/connectors"), None).1, r#"["mm2-source-connector"]"#);
+    drop(w2);
 }
