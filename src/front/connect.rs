@@ -148,6 +148,14 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
     for p in &file.props {
         if let Some((_, why)) = NO_MEANING.iter().find(|(k, _)| *k == p.key) {
             notices.push(format!("{}: {} is accepted and has no effect here: {why}", file.at(p), p.key));
+        } else if let Some((prefix, fix)) = connector_side_override(&p.key) {
+            warnings.push(format!(
+                "{}: {} has no effect on MirrorMaker 2's connectors: as in Java Connect, where the worker's {prefix}* reaches only clients \
+                 Connect makes itself (sink connectors' consumers, topic creation and dead-letter queues), none of which these connectors use; \
+                 their clients are made from the connector config. Put it in the connector config instead, as {fix}",
+                file.at(p),
+                p.key
+            ));
         } else if !(WORKER_KEYS.contains(&p.key.as_str()) || is_security_key(&p.key) || prefixes.iter().any(|x| p.key.starts_with(x))) {
             warnings.push(format!(
                 "{}: {} is not a Connect worker key this worker knows; it is ignored.{}",
@@ -165,6 +173,20 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
             file.path.display()
         ));
     }
+}
+
+/// A worker-file `consumer.*` or `admin.*` key: its prefix and where the
+/// same setting goes in a connector config. Java's MirrorSourceTask and
+/// MirrorCheckpointTask build their consumers and admin clients from the
+/// connector config (`source.cluster.*` -> `consumer.*` ->
+/// `source.consumer.*`, likewise for admin), never from the worker's
+/// prefixed keys, so applying these here would differ from Java.
+fn connector_side_override(key: &str) -> Option<(&'static str, String)> {
+    if let Some(rest) = key.strip_prefix("consumer.") {
+        return Some(("consumer.", format!("\"source.consumer.{rest}\" (the source consumers) or \"consumer.{rest}\" (every consumer of the connector)")));
+    }
+    let rest = key.strip_prefix("admin.")?;
+    Some(("admin.", format!("\"source.admin.{rest}\", \"target.admin.{rest}\" or \"admin.{rest}\" (both clusters' admin clients)")))
 }
 
 fn int(file: &PropertiesFile, key: &str, default: i64) -> Result<i64, ConfigError> {
@@ -340,6 +362,24 @@ mod tests {
         assert_eq!((c.topic.as_str(), c.partitions), ("o", 25));
         assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_none(), "the checkpoint connector checkpoints");
         assert_eq!((p.plan.shape.streams, p.plan.shape.commit_interval), (4, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn worker_consumer_and_admin_overrides_are_named_as_having_no_effect() {
+        let w = worker(&format!("{MIN}consumer.max.poll.records=7\nadmin.request.timeout.ms=9\nproducer.linger.ms=5\n")).unwrap();
+        let consumer = w.warnings.iter().find(|m| m.contains("consumer.max.poll.records")).unwrap_or_else(|| panic!("{:?}", w.warnings));
+        assert!(consumer.starts_with("worker.properties:6: consumer.max.poll.records has no effect on MirrorMaker 2's connectors"), "{consumer}");
+        assert!(consumer.contains("\"source.consumer.max.poll.records\""), "{consumer}");
+        let admin = w.warnings.iter().find(|m| m.contains("admin.request.timeout.ms")).unwrap_or_else(|| panic!("{:?}", w.warnings));
+        assert!(
+            admin.starts_with("worker.properties:7: admin.request.timeout.ms has no effect") && admin.contains("\"target.admin.request.timeout.ms\""),
+            "{admin}"
+        );
+        assert!(!w.warnings.iter().any(|m| m.contains("producer.linger.ms")), "producer.* reaches the data producer: {:?}", w.warnings);
+        // And indeed none reaches a connector's clients.
+        let p = plan("c", &source(&[]), &w, Duration::ZERO).unwrap();
+        let f = &p.plan.flows[0];
+        assert!(!f.source.entries.contains_key("max.poll.records"), "{:?}", f.source.entries);
     }
 
     #[test]
