@@ -35,6 +35,22 @@ fn curl(method: &str, url: &str, data: Option<&Path>) -> (u16, String) {
     (code.trim().parse().unwrap_or(0), body.to_string())
 }
 
+/// How long the tests wait for a condition (a noisy 2-core machine).
+const LONG: Duration = Duration::from_secs(180);
+
+/// How long, once nothing can copy, a test watches that nothing does.
+const OBSERVE: Duration = Duration::from_secs(3);
+
+/// Members of consumer group `group` on the source now (Kafka's describe
+/// groups); None when it cannot be described.
+fn members_of(group: &str) -> Option<usize> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let c: BaseConsumer = rdkafka::ClientConfig::new().set("bootstrap.servers", source()).create().ok()?;
+    let list = c.fetch_group_list(Some(group), Duration::from_secs(15)).ok()?;
+    let g = list.groups().iter().find(|g| g.name() == group)?;
+    Some(g.members().len())
+}
+
 /// The worker as the guide starts it, its log in a file.
 struct Worker {
     child: Child,
@@ -160,12 +176,19 @@ fn the_connect_guides_workflow_runs_as_is() {
 
     produce(&source(), &topic, &batch(&topic, 0, 300));
     wait_until("the first 300 records on the remote topic", || seqs_on(&remote).len() == 300);
+    assert!(members_of(&group).is_some_and(|n| n > 0), "the running flow's group has members: {:?}", members_of(&group));
 
     // Paused: records produced meanwhile stay on the source.
     assert_eq!(curl("PUT", &format!("{url}/pause"), None).0, 202);
     wait_until("status PAUSED", || state(&base, "mm2-source-connector").as_deref() == Some("PAUSED"));
+    // Only once the flow's group on the source has no member can nothing
+    // be copied; records produced after that must stay there.
+    wait_for("the paused flow's group on the source to have no member", LONG, || members_of(&group) == Some(0));
     produce(&source(), &topic, &batch(&topic, 300, 100));
-    std::thread::sleep(Duration::from_secs(5)); // a window in which a running copy would have copied them
+    // A short window after the condition held: a run wrongly started again
+    // would join the group and copy within it.
+    std::thread::sleep(OBSERVE);
+    assert_eq!(members_of(&group), Some(0), "a member joined the paused flow's group");
     assert_eq!(seqs_on(&remote).len(), 300, "records produced while paused were copied");
     assert_eq!(curl("PUT", &format!("{url}/resume"), None).0, 202);
     wait_until("status RUNNING after resume", || state(&base, "mm2-source-connector").as_deref() == Some("RUNNING"));
@@ -188,8 +211,11 @@ fn the_connect_guides_workflow_runs_as_is() {
     assert!(body.contains("\"error_code\":404"), "{body}");
     assert_eq!(curl("GET", &format!("{base}/connectors"), None).1, "[]");
     wait_until("the run to stop", || worker.output().contains("connector mm2-source-connector: stopped"));
+    wait_for("the deleted flow's group on the source to have no member", LONG, || members_of(&group) == Some(0));
     produce(&source(), &topic, &batch(&topic, 600, 50));
-    std::thread::sleep(Duration::from_secs(5));
+    // As for the pause: a short window after nothing can copy any more.
+    std::thread::sleep(OBSERVE);
+    assert_eq!(members_of(&group), Some(0), "a member joined the deleted flow's group");
     assert_eq!(seqs_on(&remote).len(), 600, "a deleted connector copied");
 }
 
@@ -226,7 +252,7 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     let file1 = write_worker_file(&dir, "worker-1.properties", &storage, port1);
     let file2 = write_worker_file(&dir, "worker-2.properties", &storage, port2);
     let json = write_connector_json(&dir, (&alias_a, &alias_b), &topic, &unique("pair-group"));
-    let long = Duration::from_secs(180);
+    let long = LONG;
 
     let mut w1 = Worker::start(&file1);
     let w2 = Worker::start(&file2);
@@ -254,5 +280,7 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     assert!(missing.is_empty(), "missing: {missing:?}");
     assert_eq!(state(&base2, "mm2-source-connector").as_deref(), Some("RUNNING"), "status via worker 2 after the kill");
     assert_eq!(curl("GET", &format!("{base2}/connectors"), None).1, r#"["mm2-source-connector"]"#);
+
     drop(w2);
 }
+
