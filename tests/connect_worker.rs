@@ -281,6 +281,50 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     assert_eq!(state(&base2, "mm2-source-connector").as_deref(), Some("RUNNING"), "status via worker 2 after the kill");
     assert_eq!(curl("GET", &format!("{base2}/connectors"), None).1, r#"["mm2-source-connector"]"#);
 
+    // The connector's positions are in the worker's offsets topic under its
+    // own name, as Java Connect keeps them (so Java Connect can continue the
+    // connector): every partition's last copied offset, end - 1.
+    let ends = end_offsets(&source(), &topic).expect("the source topic's end offsets");
+    let offsets_topic = format!("{storage}-offsets");
+    let expected: std::collections::BTreeMap<String, String> = ends
+        .iter()
+        .enumerate()
+        .filter(|(_, end)| **end > 0)
+        .map(|(p, end)| {
+            let key = format!(r#"["mm2-source-connector",{{"cluster":"{alias_a}","partition":{p},"topic":"{topic}"}}]"#);
+            (key, format!(r#"{{"offset":{}}}"#, end - 1))
+        })
+        .collect();
+    let mut last = Default::default();
+    let caught_up = wait_for_result(LONG, || {
+        last = positions_in(&offsets_topic);
+        expected.iter().all(|(k, v)| last.get(k) == Some(v))
+    });
+    assert!(caught_up, "positions under the connector's name in {offsets_topic}:\nexpected {expected:#?}\nfound {last:#?}");
     drop(w2);
 }
 
+/// Whether `cond` holds within `limit`, polled every half second.
+fn wait_for_result(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    false
+}
+
+/// The last value of each key of a Connect offsets topic on the target.
+fn positions_in(topic: &str) -> std::collections::BTreeMap<String, String> {
+    let mut last = std::collections::BTreeMap::new();
+    for l in read_topic(&target(), topic) {
+        let key = String::from_utf8_lossy(l.rec.key.as_deref().unwrap_or_default()).to_string();
+        match &l.rec.value {
+            Some(v) => last.insert(key, String::from_utf8_lossy(v).to_string()),
+            None => last.remove(&key),
+        };
+    }
+    last
+}

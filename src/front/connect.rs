@@ -278,8 +278,13 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
     for f in &mut plan.flows {
         f.name = name.to_string();
         if let Some(c) = &mut f.connect_offsets {
-            // The worker's offsets topic, where Java Connect keeps this connector's positions.
+            // The worker's offsets topic, where Java Connect keeps this
+            // connector's positions under the connector's name: taken over
+            // at start and handed back while running, so the connector moves
+            // between Java Connect and this worker both ways.
             let c = std::sync::Arc::get_mut(c).expect("the plan's only reference");
+            c.connector = name.to_string();
+            c.hand_back = true;
             c.topic = worker.settings.offset_storage_topic.clone();
             c.partitions = worker.settings.offset_storage_partitions;
             c.replication_factor = worker.settings.offset_storage_replication_factor;
@@ -360,6 +365,7 @@ mod tests {
         assert_eq!(f.target.settings.bootstrap, "t:9092");
         let c = f.connect_offsets.as_ref().unwrap();
         assert_eq!((c.topic.as_str(), c.partitions), ("o", 25));
+        assert_eq!((c.connector.as_str(), c.hand_back), ("mm2-source-connector", true), "its positions under its own name, kept up to date");
         assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_none(), "the checkpoint connector checkpoints");
         assert_eq!((p.plan.shape.streams, p.plan.shape.commit_interval), (4, Duration::from_secs(2)));
     }
