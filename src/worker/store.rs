@@ -239,6 +239,7 @@ mod tests {
         assert_eq!(decode(b"task-mm2-0", Some(b"{}")), ConfigRecord::Other);
         assert_eq!(decode(b"commit-mm2", Some(b"{\"tasks\":1}")), ConfigRecord::Other);
         let s = String::from_utf8(status_value("RUNNING", None, "h:8083")).unwrap();
-        assert_eq!(s, r#"{"generation":0,"state":"RUNNING","trace":null,"worker_id":"h:8083"}"#);
+        // Java's status schema's field order (KafkaStatusBackingStore).
+        assert_eq!(s, r#"{"state":"RUNNING","trace":null,"worker_id":"h:8083","generation":0}"#);
     }
 }

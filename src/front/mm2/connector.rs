@@ -71,7 +71,8 @@ pub fn origin(name: &str) -> PathBuf {
 /// `bootstrap.servers` make the data producer, as in Connect.
 pub fn read(name: &str, config: &[(String, String)], worker: &PropertiesFile) -> Result<ConnectorFlow, ConfigError> {
     let path = origin(name);
-    // Line numbers are the key's position in the body, 1-based.
+    // Line numbers are the key's place in the body as sent (serde_json
+    // keeps the order: its preserve_order feature), 1-based.
     let props = config.iter().enumerate().map(|(i, (k, v))| Property { key: k.clone(), value: v.clone(), line: i + 1 }).collect();
     let file = PropertiesFile { path: path.clone(), props };
     let class = file.get(CONNECTOR_CLASS).ok_or_else(|| {

@@ -163,3 +163,18 @@ fn path_segments_are_percent_decoded() {
     let api = Fake::default();
     assert_eq!(call(&api, "PUT", "/connectors/a%2Db/config", CFG).1["name"], "a-b");
 }
+
+/// A config error names `connector 'c':N`, N the key's place in the body:
+/// the body's order must survive parsing (serde_json's `preserve_order`),
+/// or N would be the key's place in sorted order, which the user never wrote.
+#[test]
+fn a_config_error_names_the_keys_place_in_the_body_as_sent() {
+    let body = br#"{"tasks.max":"four","connector.class":"MirrorSourceConnector","source.cluster.alias":"A"}"#;
+    let config = flat_config(&parse_body(body).unwrap()).unwrap();
+    let keys: Vec<&str> = config.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["tasks.max", "connector.class", "source.cluster.alias"], "the body's order");
+    let worker = crate::front::properties::parse(std::path::Path::new("worker.properties"), b"bootstrap.servers=t:9092\n").unwrap();
+    let e = crate::front::mm2::connector::read("c", &config, &worker).unwrap_err();
+    assert_eq!((e.key.as_deref(), e.line), (Some("tasks.max"), Some(1)), "{e}");
+    assert!(e.to_string().starts_with("connector 'c':1: "), "{e}");
+}
