@@ -12,14 +12,19 @@ use std::time::Duration;
 
 use common::*;
 
-/// A REST port of this test run's range (18300-18399), free now.
+/// A REST port of this test run's range (18300-18399), free now and never
+/// handed to another test of this process: tests run in parallel, and two
+/// picking the same free port before either worker binds it would end with
+/// one worker refused and its curls answered by the other test's worker.
 fn rest_port() -> u16 {
-    rest_port_from(18300)
-}
-
-/// The first free REST port of the range from `start` on.
-fn rest_port_from(start: u16) -> u16 {
-    (start..18400).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18300-18399")
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(18300);
+    loop {
+        let p = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(p < 18400, "no free port left in 18300-18399");
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
 }
 
 /// `curl -s -X method [--data @file] url`: (status, body).
@@ -244,7 +249,7 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     // Several partitions, so the flow's group gives both workers a share.
     create_topic(&source(), &topic, 8, &[]);
     let remote = format!("{alias_a}.{topic}");
-    let (port1, port2) = (rest_port(), rest_port_from(rest_port() + 1));
+    let (port1, port2) = (rest_port(), rest_port());
     let (base1, base2) = (format!("http://127.0.0.1:{port1}"), format!("http://127.0.0.1:{port2}"));
     let dir = std::env::temp_dir().join(unique("connect-pair"));
     std::fs::create_dir_all(&dir).unwrap();
