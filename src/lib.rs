@@ -16,6 +16,9 @@
 //! - [`ops`]: beside the others: shutdown and [`ops::shutdown::ExitStatus`],
 //!   metrics and their endpoint, pid and log files.
 //!
+//! - [`worker`]: a Connect-compatible worker (REST API, storage topics),
+//!   above the front-ends and the engine: it runs one plan per connector.
+//!
 //! Leaves any layer may use: [`formats`] (MirrorMaker 2's record formats)
 //! and [`fxhash`] (the hot-path maps' hash). [`demo`] runs the
 //! self-contained demo on top of all.
@@ -32,3 +35,4 @@ pub mod ops;
 pub mod plan;
 #[cfg(test)]
 pub mod testkit;
+pub mod worker;

@@ -228,6 +228,7 @@ fn layer_of(module: &[String]) -> &'static str {
         Some("ops") => "ops",
         Some("formats") | Some("fxhash") => "leaf",
         Some("demo") => "demo",
+        Some("worker") => "worker",
         Some("testkit") => "testkit",
         _ => "crate",
     }
@@ -253,6 +254,9 @@ fn may_use(from: &str, to: &str) -> bool {
             (Some(f), Some(t)) => t > f,
             _ => matches!(to, "plan" | "kafka" | "ops"),
         },
+        // The Connect worker runs a plan per connector: it sits above both
+        // halves, as main.rs does, and nothing but main uses it.
+        "worker" => matches!(to, "front" | "plan" | "engine" | "engine::mm2" | "engine::pipeline" | "kafka" | "ops"),
         "plan" | "ops" => to == "kafka",
         _ => false,
     }

@@ -43,7 +43,7 @@ fn java_positions(alias: &str, topic: &str) -> BTreeMap<i32, i64> {
     let mut cfg = ClientConfig::new();
     cfg.set("bootstrap.servers", target());
     let offsets_topic = format!("mm2-offsets.{alias}.internal");
-    match read_positions(&cfg, &offsets_topic, alias, &|| false) {
+    match read_positions(&cfg, &offsets_topic, "MirrorSourceConnector", alias, &|| false) {
         Ok(Some(positions)) => positions.offsets.into_iter().filter(|((t, _), _)| t == topic).map(|((_, p), o)| (p, o)).collect(),
         Ok(None) => BTreeMap::new(),
         Err(e) => panic!("read {offsets_topic}: {e}"),

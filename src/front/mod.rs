@@ -8,6 +8,7 @@
 //! [`check`] prints `--check-config`; [`failover`] is the failover command.
 
 pub mod check;
+pub mod connect;
 pub mod failover;
 pub mod mm1;
 pub mod mm2;

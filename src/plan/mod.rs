@@ -67,11 +67,20 @@ pub struct Flow {
     pub connect_offsets: Option<Arc<ConnectOffsets>>,
 }
 
+/// The first element of a source position's key is the connector's name;
+/// in dedicated mode Java names the source connector after its class's
+/// simple name. A Connect worker's connector has the name it was PUT under.
+pub const MM2_SOURCE_CONNECTOR: &str = "MirrorSourceConnector";
+
 /// Where Java MirrorMaker 2's Connect worker keeps a flow's source
 /// positions (`offset.storage.topic` on the target), so a flow can move
 /// between Java MM2 and this mirror without copying records again.
 #[derive(Debug)]
 pub struct ConnectOffsets {
+    /// The first element of the records' keys: the source connector's name
+    /// (`MirrorSourceConnector` in MM2 mode, where Java names it after its
+    /// class; a Connect worker's connector's own name).
+    pub connector: String,
     /// The `cluster` field of the records' keys.
     pub source_alias: String,
     /// `mm2-offsets.<source>.internal` unless the file says otherwise.

@@ -20,7 +20,9 @@
 //!   continues where we stopped.
 //!
 //! Records are JsonConverter's with `schemas.enable=false`: key
-//! `["MirrorSourceConnector",{"cluster":"A","partition":0,"topic":"foo"}]`,
+//! `["MirrorSourceConnector",{"cluster":"A","partition":0,"topic":"foo"}]`
+//! (the first element is the connector's name: `MirrorSourceConnector` in
+//! MM2 mode, a Connect worker's connector's own name; `ConnectOffsets::connector`),
 //! value `{"offset":1234}`, compact. The JSON is written and read by hand
 //! (module `json`): the shapes are fixed and tiny. A writer must produce
 //! the same key bytes, in the same partition (`murmur2(key) % partitions`,
@@ -140,10 +142,10 @@ pub struct JavaPositions {
 impl JavaPositions {
     /// Folds one record in, in the topic's order: the last record of a key
     /// wins, a null value deletes it.
-    pub fn apply(&mut self, cluster: &str, key: Option<&[u8]>, value: Option<&[u8]>, at: &str) {
+    pub fn apply(&mut self, connector: &str, cluster: &str, key: Option<&[u8]>, value: Option<&[u8]>, at: &str) {
         self.records += 1;
         let Some(key) = key else { return self.skip(at, "no key".into()) };
-        let (topic, partition) = match decode_key(key) {
+        let (topic, partition) = match decode_key(key, connector) {
             Ok(Key::Source { cluster: c, topic, partition }) if c == cluster => (topic, partition),
             Ok(_) => {
                 self.others += 1;
@@ -188,11 +190,17 @@ impl JavaPositions {
 /// not taken (they are listed in [`JavaPositions::open`] and warned about),
 /// so if it commits later its records are copied again: duplicates, never
 /// a loss.
-pub fn read_positions(config: &ClientConfig, topic: &str, cluster: &str, stop: &dyn Fn() -> bool) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
+pub fn read_positions(
+    config: &ClientConfig,
+    topic: &str,
+    connector: &str,
+    cluster: &str,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
     let consumer = reader(config, topic, "read_committed")?;
     let mut positions = JavaPositions::default();
     let read = topic_reader::read_to_end(&consumer, topic, Partitions::All, READ_PATIENCE, stop, |m| {
-        positions.apply(cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
+        positions.apply(connector, cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
     });
     match read {
         Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
@@ -321,7 +329,7 @@ fn take_over(
     source: &ClientConfig,
     shutdown: &Shutdown,
 ) -> Result<JavaPositions, ConnectOffsetsError> {
-    let Some(mut java) = read_positions(target, &spec.topic, &spec.source_alias, &|| shutdown.stopping())? else {
+    let Some(mut java) = read_positions(target, &spec.topic, &spec.connector, &spec.source_alias, &|| shutdown.stopping())? else {
         info!("[{}] no {} on the target: no Java MirrorMaker 2 positions to continue from", flow.name, spec.topic);
         return Ok(JavaPositions::default());
     };
@@ -623,7 +631,7 @@ impl HandBack {
         }
         let failed_before = producer.context().failed.load(Ordering::SeqCst);
         for ((topic, partition), offset) in &changed {
-            let key = encode_key(&self.setup.spec.source_alias, topic, *partition);
+            let key = encode_key(&self.setup.spec.connector, &self.setup.spec.source_alias, topic, *partition);
             let value = encode_value(*offset);
             let record = BaseRecord::<[u8], [u8]>::to(&self.setup.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
             // The queue is far larger than one flow's partitions; a full
@@ -675,9 +683,9 @@ mod tests {
     #[test]
     fn keys_values_and_partitions_are_javas_bytes() {
         for (partition, key, value) in JAVA {
-            let Key::Source { cluster, topic, partition: p } = decode_key(key.as_bytes()).unwrap() else { panic!("{key} not a source key") };
+            let Key::Source { cluster, topic, partition: p } = decode_key(key.as_bytes(), CONNECTOR).unwrap() else { panic!("{key} not a source key") };
             assert_eq!(cluster, "Asrc");
-            assert_eq!(encode_key(&cluster, &topic, p), key.as_bytes(), "key of {topic}-{p}");
+            assert_eq!(encode_key(CONNECTOR, &cluster, &topic, p), key.as_bytes(), "key of {topic}-{p}");
             assert_eq!(partition_of(key.as_bytes(), 25), *partition, "partition of {key}");
             let offset = decode_value(value.as_bytes()).unwrap();
             assert_eq!(encode_value(offset), value.as_bytes());
@@ -688,11 +696,11 @@ mod tests {
     fn the_last_record_of_a_key_wins_and_a_null_value_deletes_it() {
         let mut j = JavaPositions::default();
         let key = JAVA[0].1.as_bytes();
-        j.apply("Asrc", Some(key), Some(br#"{"offset":1}"#), "0");
-        j.apply("Asrc", Some(key), Some(br#"{"offset":61}"#), "1");
-        j.apply("Asrc", Some(JAVA[3].1.as_bytes()), Some(JAVA[3].2.as_bytes()), "2");
+        j.apply(CONNECTOR, "Asrc", Some(key), Some(br#"{"offset":1}"#), "0");
+        j.apply(CONNECTOR, "Asrc", Some(key), Some(br#"{"offset":61}"#), "1");
+        j.apply(CONNECTOR, "Asrc", Some(JAVA[3].1.as_bytes()), Some(JAVA[3].2.as_bytes()), "2");
         assert_eq!(j.offsets, BTreeMap::from([(("gt-orders".into(), 0), 61), (("gt-x_y.z".into(), 0), 6)]));
-        j.apply("Asrc", Some(key), None, "3");
+        j.apply(CONNECTOR, "Asrc", Some(key), None, "3");
         assert_eq!(j.offsets, BTreeMap::from([(("gt-x_y.z".into(), 0), 6)]));
         assert_eq!((j.records, j.others, j.malformed), (4, 0, 0));
     }
@@ -700,10 +708,10 @@ mod tests {
     #[test]
     fn other_connectors_and_other_clusters_are_ignored() {
         let mut j = JavaPositions::default();
-        j.apply("Asrc", Some(JAVA_HEARTBEAT_KEY.as_bytes()), Some(br#"{"offset":0}"#), "0");
-        j.apply("Other", Some(JAVA[0].1.as_bytes()), Some(JAVA[0].2.as_bytes()), "1");
+        j.apply(CONNECTOR, "Asrc", Some(JAVA_HEARTBEAT_KEY.as_bytes()), Some(br#"{"offset":0}"#), "0");
+        j.apply(CONNECTOR, "Other", Some(JAVA[0].1.as_bytes()), Some(JAVA[0].2.as_bytes()), "1");
         let extra_field = br#"["MirrorSourceConnector",{"cluster":"Asrc","partition":0,"topic":"t","x":1}]"#;
-        j.apply("Asrc", Some(extra_field), Some(br#"{"offset":5}"#), "2");
+        j.apply(CONNECTOR, "Asrc", Some(extra_field), Some(br#"{"offset":5}"#), "2");
         assert!(j.offsets.is_empty());
         assert_eq!((j.records, j.others, j.malformed), (3, 3, 0));
     }
@@ -724,7 +732,7 @@ mod tests {
             (Some(good), Some(br#"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]"#)),
         ];
         for (k, v) in cases {
-            j.apply("Asrc", *k, *v, "x");
+            j.apply(CONNECTOR, "Asrc", *k, *v, "x");
         }
         assert!(j.offsets.is_empty());
         assert_eq!(j.malformed, cases.len() as u64);

@@ -19,6 +19,7 @@
 mod assemble;
 pub mod check;
 mod client_props;
+pub mod connector;
 pub mod keys;
 mod lint;
 mod messages;
@@ -365,7 +366,14 @@ fn check_topology(file: &PropertiesFile, clusters: &[Cluster], flows: &[Flow], m
 
 /// One flow: its connector config typed, its policy, filters and clients.
 fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<Flow, ConfigError> {
-    let cc = connector_config(file, s, t);
+    flow_of(file, &connector_config(file, s, t), &worker_config(file, s, t), s, t, msgs)
+}
+
+/// A flow from its connector config `cc` (of `file`) and its worker's
+/// config: the MM2 file's assembly, or a Connect connector's own config
+/// (`connector`).
+fn flow_of(file: &PropertiesFile, cc: &Config<'_>, worker_cfg: &Config<'_>, s: &str, t: &str, msgs: &mut Messages) -> Result<Flow, ConfigError> {
+    let cc = cc.clone();
     let mut r = settings::Reader::new(&cc, &file.path);
     let settings = settings::read(&mut r)?;
     let policy = policy_of(file, &cc, &mut r, &settings.replication_policy_class, s, msgs)?;
@@ -389,12 +397,11 @@ fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<
     };
     let topics = filter(&settings.topics, &settings.topics_exclude, [keys::TOPICS.name, keys::TOPICS_EXCLUDE.name])?;
     let groups = filter(&settings.groups, &settings.groups_exclude, [keys::GROUPS.name, keys::GROUPS_EXCLUDE.name])?;
-    let worker_cfg = worker_config(file, s, t);
-    let mut wr = settings::Reader::new(&worker_cfg, &file.path);
+    let mut wr = settings::Reader::new(worker_cfg, &file.path);
     let worker = settings::read_worker(&mut wr)?;
     origins.extend(wr.origins);
     origins.push(SettingOrigin { key: "(remote topic name)".into(), value: policy.format_remote_topic(s, "<topic>"), origin: "replication policy".into() });
-    let clients = clients(file, &cc, s, t, msgs);
+    let clients = clients(file, &cc, worker_cfg, s, t, msgs);
     Ok(Flow {
         source: s.to_string(),
         target: t.to_string(),
@@ -489,7 +496,7 @@ struct Clients {
 }
 
 /// Every client of the flow with the settings Java adds (§1.4).
-fn clients(file: &PropertiesFile, cc: &Config<'_>, s: &str, t: &str, msgs: &mut Messages) -> Clients {
+fn clients(file: &PropertiesFile, cc: &Config<'_>, worker_cfg: &Config<'_>, s: &str, t: &str, msgs: &mut Messages) -> Clients {
     let id = |connector: &str, role: &str| ClientDefault {
         key: keys::CLIENT_ID,
         value: format!("{s}->{t}|{connector}|{role}"),
@@ -515,7 +522,7 @@ fn clients(file: &PropertiesFile, cc: &Config<'_>, s: &str, t: &str, msgs: &mut 
     };
     let path = file.path.as_path();
     let mut notes = Vec::new();
-    let producer = client_props(path, data_producer_config(&worker_config(file, s, t), cc), connect_producer_base(), &mut notes);
+    let producer = client_props(path, data_producer_config(worker_cfg, cc), connect_producer_base(), &mut notes);
     let mut build = |side, role: &str, defaults| client_props(path, client_config(cc, side, role), defaults, &mut notes);
     let out = Clients {
         consumer: build(Side::Source, "consumer", consumer_defaults("MirrorSourceConnector-0", "replication-consumer")),

@@ -114,6 +114,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         checkpointing: Some(Arc::new(checkpointing(f)?)),
         // Java's positions of this flow: in its herder's worker config.
         connect_offsets: Some(Arc::new(ConnectOffsets {
+            connector: crate::plan::MM2_SOURCE_CONNECTOR.to_string(),
             source_alias: f.source.clone(),
             topic: f.worker.offset_storage_topic.clone(),
             partitions: f.worker.offset_storage_partitions,
@@ -239,6 +240,7 @@ mod tests {
         let text = format!("{TWO}A->B.enabled = true\nB.offset.storage.partitions = 10\n");
         let c = plan_of(&text).flows[0].connect_offsets.clone().unwrap();
         assert_eq!((c.source_alias.as_str(), c.topic.as_str(), c.partitions, c.replication_factor, c.hand_back), ("A", "mm2-offsets.A.internal", 10, 3, false));
+        assert_eq!(c.connector, "MirrorSourceConnector", "MM2 mode's name, as Java's dedicated mode names its source connector");
         let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[]).unwrap();
         let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
         assert!(plan_with(&cfg, ops, true).unwrap().flows[0].connect_offsets.as_ref().unwrap().hand_back);

@@ -6,9 +6,8 @@ use std::fmt;
 
 use crate::plan::partitioner::java_partition;
 
-/// The first element of a source position's key: the connector's name,
-/// which in dedicated mode is the class's simple name.
-pub const CONNECTOR: &str = "MirrorSourceConnector";
+/// MM2 mode's source connector name, the first element of its keys.
+pub use crate::plan::MM2_SOURCE_CONNECTOR as CONNECTOR;
 
 /// Why a key or value of the offsets topic is not what JsonConverter
 /// writes; `at` is a byte position. Such a record is skipped, and the
@@ -97,13 +96,13 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The key Java's source task writes for a source partition of the flow
-/// from `cluster` (its alias).
-pub fn encode_key(cluster: &str, topic: &str, partition: i32) -> Vec<u8> {
-    let mut s = String::with_capacity(64 + cluster.len() + topic.len());
-    s.push_str("[\"");
-    s.push_str(CONNECTOR);
-    s.push_str("\",{\"cluster\":");
+/// The key Java's source task of connector `connector` writes for a
+/// source partition of the flow from `cluster` (its alias).
+pub fn encode_key(connector: &str, cluster: &str, topic: &str, partition: i32) -> Vec<u8> {
+    let mut s = String::with_capacity(64 + connector.len() + cluster.len() + topic.len());
+    s.push('[');
+    push_json_string(&mut s, connector);
+    s.push_str(",{\"cluster\":");
     push_json_string(&mut s, cluster);
     s.push_str(",\"partition\":");
     s.push_str(&partition.to_string());
@@ -330,10 +329,12 @@ pub(super) enum Key {
     Other,
 }
 
-pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, JsonError> {
+/// A key of the offsets topic; a source position of a connector other
+/// than `connector` is [`Key::Other`].
+pub(super) fn decode_key(bytes: &[u8], connector: &str) -> Result<Key, JsonError> {
     let Json::Array(items) = Reader::parse(bytes)? else { return Err(JsonError::Shape("the key is not a JSON array")) };
-    let [Json::Str(connector), Json::Object(fields)] = &items[..] else { return Err(JsonError::Shape("the key is not [name, {partition}]")) };
-    if connector != CONNECTOR {
+    let [Json::Str(name), Json::Object(fields)] = &items[..] else { return Err(JsonError::Shape("the key is not [name, {partition}]")) };
+    if name != connector {
         return Ok(Key::Other);
     }
     let (mut cluster, mut topic, mut partition) = (None, None, None);
@@ -349,7 +350,7 @@ pub(super) fn decode_key(bytes: &[u8]) -> Result<Key, JsonError> {
     }
     match (cluster, topic, partition) {
         (Some(cluster), Some(topic), Some(partition)) if partition >= 0 => Ok(Key::Source { cluster, topic, partition }),
-        _ => Err(JsonError::Shape("a MirrorSourceConnector key without cluster, topic and partition")),
+        _ => Err(JsonError::Shape("a source connector's key without cluster, topic and partition")),
     }
 }
 
@@ -370,7 +371,7 @@ mod tests {
     #[test]
     fn other_writers_spacing_and_field_order_read_the_same() {
         let key = br#" [ "MirrorSourceConnector" , { "topic" : "a\u0062c" , "partition" : 3 , "cluster" : "Asrc" } ] "#;
-        assert_eq!(decode_key(key).unwrap(), Key::Source { cluster: "Asrc".into(), topic: "abc".into(), partition: 3 });
+        assert_eq!(decode_key(key, CONNECTOR).unwrap(), Key::Source { cluster: "Asrc".into(), topic: "abc".into(), partition: 3 });
         assert_eq!(decode_value(b"{ \"offset\" : -1 }").unwrap(), -1);
     }
 
@@ -381,22 +382,36 @@ mod tests {
         assert_eq!(decode_value(b"[1 2]").unwrap_err().to_string(), "expected ',' or ']' at 3");
         assert_eq!(decode_value(b"{\"offset\":1}x").unwrap_err().to_string(), "trailing bytes at 12");
         assert_eq!(decode_value(b"[]").unwrap_err().to_string(), "the value is not a JSON object");
-        assert_eq!(decode_key(b"[\"MirrorSourceConnector\"]").unwrap_err().to_string(), "the key is not [name, {partition}]");
-        assert_eq!(decode_key(b"\"a\\x\"").unwrap_err().to_string(), "bad escape at 3");
-        assert_eq!(decode_key(b"\"\\u12zz\"").unwrap_err().to_string(), "bad \\u escape at 3");
-        assert_eq!(decode_key(b"\"abc").unwrap_err().to_string(), "unterminated string");
+        assert_eq!(decode_key(b"[\"MirrorSourceConnector\"]", CONNECTOR).unwrap_err().to_string(), "the key is not [name, {partition}]");
+        assert_eq!(decode_key(b"\"a\\x\"", CONNECTOR).unwrap_err().to_string(), "bad escape at 3");
+        assert_eq!(decode_key(b"\"\\u12zz\"", CONNECTOR).unwrap_err().to_string(), "bad \\u escape at 3");
+        assert_eq!(decode_key(b"\"abc", CONNECTOR).unwrap_err().to_string(), "unterminated string");
         assert_eq!(decode_value(b"99999999999999999999").unwrap_err().to_string(), "integer 99999999999999999999 out of range");
     }
 
     #[test]
     fn strings_are_escaped_as_jackson_escapes_them() {
-        let key = encode_key("a\"b\\c\u{1}é", "t", 0);
+        let key = encode_key(CONNECTOR, "a\"b\\c\u{1}é", "t", 0);
         assert_eq!(
             String::from_utf8(key.clone()).unwrap(),
             "[\"MirrorSourceConnector\",{\"cluster\":\"a\\\"b\\\\c\\u0001é\",\"partition\":0,\"topic\":\"t\"}]"
         );
-        assert_eq!(decode_key(&key).unwrap(), Key::Source { cluster: "a\"b\\c\u{1}é".into(), topic: "t".into(), partition: 0 });
+        assert_eq!(decode_key(&key, CONNECTOR).unwrap(), Key::Source { cluster: "a\"b\\c\u{1}é".into(), topic: "t".into(), partition: 0 });
         let emoji = br#"["MirrorSourceConnector",{"cluster":"\ud83d\ude00","partition":0,"topic":"t"}]"#;
-        assert_eq!(decode_key(emoji).unwrap(), Key::Source { cluster: "\u{1F600}".into(), topic: "t".into(), partition: 0 });
+        assert_eq!(decode_key(emoji, CONNECTOR).unwrap(), Key::Source { cluster: "\u{1F600}".into(), topic: "t".into(), partition: 0 });
+    }
+
+    /// A Connect worker's connector keeps its positions under its own name,
+    /// as Java Connect does: `["<connector name>",{..}]`.
+    #[test]
+    fn a_connect_workers_connector_keys_its_positions_by_its_name() {
+        let key = encode_key("mm2-source-connector", "A", "foo", 0);
+        assert_eq!(key, br#"["mm2-source-connector",{"cluster":"A","partition":0,"topic":"foo"}]"#.to_vec());
+        assert_eq!(decode_key(&key, "mm2-source-connector").unwrap(), Key::Source { cluster: "A".into(), topic: "foo".into(), partition: 0 });
+        assert_eq!(decode_key(&key, CONNECTOR).unwrap(), Key::Other, "not MM2 mode's positions");
+        let mm2 = encode_key(CONNECTOR, "A", "foo", 0);
+        assert_eq!(decode_key(&mm2, "mm2-source-connector").unwrap(), Key::Other, "not this connector's positions");
+        // A name with characters JSON escapes is escaped as Jackson escapes it.
+        assert_eq!(encode_key("a\"b", "A", "t", 1), br#"["a\"b",{"cluster":"A","partition":1,"topic":"t"}]"#.to_vec());
     }
 }

@@ -200,6 +200,8 @@ pub enum Invocation {
     Mm2(Mm2Options),
     /// `--check-config`: load, translate, connect and report; mirror nothing.
     Check(Options),
+    /// `--connect.distributed`: a Connect worker file.
+    Connect(PathBuf),
     Demo,
     /// Text for stdout, then exit 0 (`--help`, `--version`).
     Print(String),
@@ -233,6 +235,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
 
     if let Some(answer) = answer_at_once(&m) {
         return Ok(answer);
+    }
+    if let Some(config) = CONNECT_DISTRIBUTED.read(&m) {
+        return only_option(&m, CONNECT_DISTRIBUTED.name).map(|()| Invocation::Connect(config));
     }
     if let Some(config) = MM2_CONFIG.read(&m) {
         return read_mm2_options(&m, config, notices).map(Invocation::Mm2);
@@ -335,6 +340,14 @@ fn read_mm2_options(m: &ArgMatches, config: PathBuf, notices: Vec<String>) -> Re
         ops: OpsOptions::read(m)?,
         notices,
     })
+}
+
+/// `name` is the only option given: it says everything itself.
+fn only_option(m: &ArgMatches, name: &str) -> Result<(), UsageError> {
+    match m.ids().map(|id| id.as_str()).find(|id| *id != name && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)) {
+        Some(other) => Err(UsageError::of(other, format!("--{other} does not apply with --{name}: the worker file says everything; remove --{other}"))),
+        None => Ok(()),
+    }
 }
 
 /// The include pattern (`--include`, or `--whitelist`, its older name) and

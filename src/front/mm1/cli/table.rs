@@ -208,6 +208,13 @@ pub(super) const MM2_WRITE_CONNECT_OFFSETS: Opt<Bool> = Opt::new(
      on the target, created if missing) at every commit interval and at the stop, so Java MM2 started on the same file continues where \
      this stopped. Java's positions there are always read at start, whatever this says. Default {default}.",
 );
+pub(super) const CONNECT_DISTRIBUTED: Opt<Path> = Opt::new(
+    "connect.distributed",
+    "FILE",
+    Path,
+    "Run a Connect-compatible worker on a Connect worker file (connect-distributed.properties): Connect's REST API on `listeners` \
+     (default http://:8083) runs MirrorMaker 2's three connectors, their configs kept in config.storage.topic. No other option applies.",
+);
 pub(super) const DEMO: Opt<Flag> = Opt::flag("demo", Flag, "Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check.");
 pub(super) const HELP: Opt<Flag> = Opt::flag("help", Flag, "Print this help.");
 pub(super) const VERSION: Opt<Flag> = Opt::flag("version", Flag, "Print the version.");
@@ -254,6 +261,7 @@ pub(super) const OPTIONS: &[&dyn Spec] = &[
     &MM2_CONFIG,
     &CLUSTERS,
     &MM2_WRITE_CONNECT_OFFSETS,
+    &CONNECT_DISTRIBUTED,
     &DEMO,
     &HELP,
     &VERSION,

@@ -1,0 +1,421 @@
+//! The Connect front-end (issue #28 item 2): a Connect worker file
+//! (`connect-distributed.properties`) and, per connector, the flat config a
+//! user `PUT`s over REST, turned into a [`Plan`] the engine runs. The
+//! connector keys are typed by the MM2 front-end ([`mm2::connector`]), so the
+//! same translation rules and typo warnings apply in both modes.
+//!
+//! What runs the plans (threads, storage topics, REST) is `crate::worker`,
+//! above both front-ends and the engine.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::front::mm2::connector::{self, Kind, BYTE_ARRAY_CONVERTER};
+use crate::front::mm2::keys::hint;
+use crate::front::mm2::{self, Mm2Config, WorkerSettings};
+use crate::front::properties::{self, ConfigError, PropertiesFile, Property};
+use crate::front::translate;
+use crate::kafka::settings::{ClientSettings, Role};
+use crate::plan::filter::TopicFilter;
+use crate::plan::{Ops, Plan};
+
+/// Connect's `listeners` default.
+pub const DEFAULT_LISTENER: &str = "http://:8083";
+
+/// Worker keys this worker reads (besides the client-override prefixes and
+/// the security keys, which go to the worker's own clients).
+const WORKER_KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "group.id",
+    "client.id",
+    "config.storage.topic",
+    "offset.storage.topic",
+    "status.storage.topic",
+    "config.storage.replication.factor",
+    "offset.storage.replication.factor",
+    "status.storage.replication.factor",
+    "offset.storage.partitions",
+    "status.storage.partitions",
+    "listeners",
+    "rest.advertised.host.name",
+    "rest.advertised.port",
+    "rest.advertised.listener",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "offset.flush.interval.ms",
+    "offset.flush.timeout.ms",
+    "scheduled.rebalance.max.delay.ms",
+    "exactly.once.source.support",
+];
+
+/// Worker keys Java reads that have no meaning for this worker; accepted
+/// with a note saying why, never silently.
+const NO_MEANING: &[(&str, &str)] = &[
+    ("plugin.path", "the three MirrorMaker 2 connectors are built in; no plugins are loaded"),
+    ("plugin.discovery", "the three MirrorMaker 2 connectors are built in; no plugins are loaded"),
+    ("internal.key.converter", "removed from Connect in 3.0; the internal topics are written as JSON"),
+    ("internal.value.converter", "removed from Connect in 3.0; the internal topics are written as JSON"),
+    ("session.timeout.ms", "workers do not form a Connect group here; each connector's consumer group and lease carry the coordination"),
+    ("heartbeat.interval.ms", "workers do not form a Connect group here; each connector's consumer group and lease carry the coordination"),
+    ("rebalance.timeout.ms", "workers do not form a Connect group here; each connector's consumer group and lease carry the coordination"),
+    ("connect.protocol", "workers do not form a Connect group here; each connector's consumer group and lease carry the coordination"),
+    ("task.shutdown.graceful.timeout.ms", "a stopped connector drains as a stopped MM2 flow does"),
+    ("connector.client.config.override.policy", "every producer.override.* of a connector is applied, as with the policy All"),
+];
+
+/// The worker's file, read and checked.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub file: PropertiesFile,
+    pub settings: WorkerSettings,
+    /// The worker's cluster: where the storage topics live and where the
+    /// source connector's records go (Connect's producer).
+    pub cluster: ClientSettings,
+    /// The same, as a consumer's (the config topic's reader).
+    pub cluster_reader: ClientSettings,
+    /// Where the REST listener binds.
+    pub bind: (String, u16),
+    /// `host:port` as statuses name this worker.
+    pub worker_id: String,
+    /// The worker's `key.converter` and `value.converter`, when given.
+    pub converters: Vec<(String, String)>,
+    pub scheduled_rebalance_max_delay_ms: i64,
+    pub warnings: Vec<String>,
+    pub notices: Vec<String>,
+}
+
+/// Reads the worker file.
+pub fn load_worker(path: &Path) -> Result<WorkerConfig, ConfigError> {
+    worker_config(properties::load(path)?)
+}
+
+/// Checks a worker file already read.
+pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> {
+    for key in ["bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"] {
+        if file.get(key).is_none_or(|p| p.value.is_empty()) {
+            return Err(ConfigError::in_file(&file.path, format!("{key} is missing; a distributed Connect worker needs it"))
+                .with_key(key)
+                .with_fix(format!("add e.g. {}", example(key))));
+        }
+    }
+    let settings = connector::worker_settings(&file)?;
+    let (mut warnings, mut notices) = (Vec::new(), Vec::new());
+    lint(&file, &mut warnings, &mut notices);
+    let bind = listener(&file)?;
+    let worker_id = advertised(&file, &bind)?;
+    let converters = ["key.converter", "value.converter"].iter().filter_map(|k| file.get(k).map(|p| (p.key.clone(), p.value.clone()))).collect();
+    if let Some(p) = file.get("header.converter").filter(|p| p.value != BYTE_ARRAY_CONVERTER) {
+        notices.push(format!(
+            "{}: header.converter={}: this worker copies every header of a mirrored record byte for byte whatever the converter says \
+             (Java's SimpleHeaderConverter rewrites header values, e.g. \"0\" arrives as \"MA==\")",
+            file.at(p),
+            p.value
+        ));
+    }
+    let scheduled_rebalance_max_delay_ms = int(&file, "scheduled.rebalance.max.delay.ms", 300_000)?;
+    let cluster = translate::translate(&worker_client_file(&file), Role::Producer)?;
+    // A consumer needs a group to be made; the reader never commits under it.
+    let mut reader_file = worker_client_file(&file);
+    reader_file.props.extend(file.get("group.id").cloned());
+    let cluster_reader = translate::translate(&reader_file, Role::Consumer)?;
+    Ok(WorkerConfig { file, settings, cluster, cluster_reader, bind, worker_id, converters, scheduled_rebalance_max_delay_ms, warnings, notices })
+}
+
+fn example(key: &str) -> &'static str {
+    match key {
+        "bootstrap.servers" => "bootstrap.servers=localhost:9092",
+        "group.id" => "group.id=connect-cluster",
+        "config.storage.topic" => "config.storage.topic=connect-configs",
+        "offset.storage.topic" => "offset.storage.topic=connect-offsets",
+        _ => "status.storage.topic=connect-status",
+    }
+}
+
+fn is_security_key(key: &str) -> bool {
+    key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
+}
+
+/// The worker's own clients (storage topics): its bootstrap and security
+/// keys, as Connect gives its internal clients.
+fn worker_client_file(file: &PropertiesFile) -> PropertiesFile {
+    let props = file.props.iter().filter(|p| p.key == "bootstrap.servers" || is_security_key(&p.key)).cloned().collect();
+    PropertiesFile { path: file.path.clone(), props }
+}
+
+fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<String>) {
+    let prefixes = ["producer.", "consumer.", "admin.", "key.converter.", "value.converter.", "header.converter.", "listeners.", "config.providers"];
+    for p in &file.props {
+        if let Some((_, why)) = NO_MEANING.iter().find(|(k, _)| *k == p.key) {
+            notices.push(format!("{}: {} is accepted and has no effect here: {why}", file.at(p), p.key));
+        } else if let Some((prefix, fix)) = connector_side_override(&p.key) {
+            warnings.push(format!(
+                "{}: {} has no effect on MirrorMaker 2's connectors: as in Java Connect, where the worker's {prefix}* reaches only clients \
+                 Connect makes itself (sink connectors' consumers, topic creation and dead-letter queues), none of which these connectors use; \
+                 their clients are made from the connector config. Put it in the connector config instead, as {fix}",
+                file.at(p),
+                p.key
+            ));
+        } else if !(WORKER_KEYS.contains(&p.key.as_str()) || is_security_key(&p.key) || prefixes.iter().any(|x| p.key.starts_with(x))) {
+            warnings.push(format!(
+                "{}: {} is not a Connect worker key this worker knows; it is ignored.{}",
+                file.at(p),
+                p.key,
+                hint(&p.key, WORKER_KEYS.iter().copied())
+            ));
+        }
+    }
+    if file.props.iter().any(|p| is_security_key(&p.key))
+        && !file.props.iter().any(|p| p.key.starts_with("producer.") && is_security_key(&p.key["producer.".len()..]))
+    {
+        warnings.push(format!(
+            "{}: the security keys reach the worker's own clients only; as in Connect, the connectors' producer needs them again as producer.<key>",
+            file.path.display()
+        ));
+    }
+}
+
+/// A worker-file `consumer.*` or `admin.*` key: its prefix and where the
+/// same setting goes in a connector config. Java's MirrorSourceTask and
+/// MirrorCheckpointTask build their consumers and admin clients from the
+/// connector config (`source.cluster.*` -> `consumer.*` ->
+/// `source.consumer.*`, likewise for admin), never from the worker's
+/// prefixed keys, so applying these here would differ from Java.
+fn connector_side_override(key: &str) -> Option<(&'static str, String)> {
+    if let Some(rest) = key.strip_prefix("consumer.") {
+        return Some(("consumer.", format!("\"source.consumer.{rest}\" (the source consumers) or \"consumer.{rest}\" (every consumer of the connector)")));
+    }
+    let rest = key.strip_prefix("admin.")?;
+    Some(("admin.", format!("\"source.admin.{rest}\", \"target.admin.{rest}\" or \"admin.{rest}\" (both clusters' admin clients)")))
+}
+
+fn int(file: &PropertiesFile, key: &str, default: i64) -> Result<i64, ConfigError> {
+    match file.get(key) {
+        None => Ok(default),
+        Some(p) => {
+            p.value.parse().map_err(|_| ConfigError::at(file, p, format!("{key}='{}' is not a number", p.value)).with_fix("write milliseconds, e.g. 300000"))
+        }
+    }
+}
+
+/// The first of `listeners` (Connect's default `http://:8083`): where the
+/// REST API binds. An empty host binds every interface, as Connect does.
+fn listener(file: &PropertiesFile) -> Result<(String, u16), ConfigError> {
+    let (value, p) = match file.get("listeners") {
+        Some(p) => (p.value.as_str(), Some(p)),
+        None => (DEFAULT_LISTENER, None),
+    };
+    let first = value.split(',').next().unwrap_or("").trim();
+    let bad = |why: String| match p {
+        Some(p) => ConfigError::at(file, p, format!("listeners='{value}': {why}")),
+        None => ConfigError::in_file(&file.path, why),
+    };
+    let Some(rest) = first.strip_prefix("http://") else {
+        let why = if first.starts_with("https://") { "https listeners are not supported yet" } else { "a listener is written http://host:port" };
+        return Err(bad(why.to_string()).with_fix("write e.g. listeners=http://:8083"));
+    };
+    let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("the listener has no port".into()).with_fix("write e.g. listeners=http://:8083"))?;
+    let port: u16 = port.parse().map_err(|_| bad(format!("'{port}' is not a port")).with_fix("write e.g. listeners=http://:8083"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Ok((if host.is_empty() { "0.0.0.0".to_string() } else { host.to_string() }, port))
+}
+
+/// `rest.advertised.host.name:rest.advertised.port`, else this host's name
+/// and the listener's port, as Connect's worker id.
+fn advertised(file: &PropertiesFile, bind: &(String, u16)) -> Result<String, ConfigError> {
+    let host = match file.get("rest.advertised.host.name") {
+        Some(p) => p.value.clone(),
+        None if bind.0 != "0.0.0.0" => bind.0.clone(),
+        None => hostname(),
+    };
+    let port = int(file, "rest.advertised.port", bind.1 as i64)?;
+    Ok(format!("{host}:{port}"))
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+}
+
+/// What one connector config runs.
+#[derive(Debug)]
+pub struct ConnectorPlan {
+    pub kind: Kind,
+    pub plan: Plan,
+    pub warnings: Vec<String>,
+    pub notices: Vec<String>,
+}
+
+/// The plan of connector `name` with `config` (the REST body, in order).
+/// Its flow is named after the connector, so its lease and its group's
+/// default are its own: two connectors of one pair never share them.
+pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drain_timeout: Duration) -> Result<ConnectorPlan, ConfigError> {
+    let path = connector::origin(name);
+    for key in ["key.converter", "value.converter"] {
+        let own = config.iter().find(|(k, _)| k == key).map(|(_, v)| (v.clone(), format!("{}: {key}", path.display())));
+        let of_worker = worker.converters.iter().find(|(k, _)| k == key).map(|(_, v)| (v.clone(), format!("{}: {key}", worker.file.path.display())));
+        if let Some((class, at)) = own.or(of_worker) {
+            if class.trim() != BYTE_ARRAY_CONVERTER {
+                return Err(ConfigError::new(format!(
+                    "{at}={class}: MirrorMaker 2's connectors copy records as bytes; with any other converter Java's connector would \
+                     decode and re-encode every key and value, and this worker will not pretend to"
+                ))
+                .with_key(key)
+                .with_fix(format!("set \"{key}\": \"{BYTE_ARRAY_CONVERTER}\" in the connector config")));
+            }
+        }
+    }
+    let read = connector::read(name, config, &worker.file)?;
+    let mut flow = read.flow;
+    if read.kind == Kind::Checkpoint {
+        // Its group must not be the source connector's, or the two would
+        // split the partitions between a copier and a flow that copies nothing.
+        flow.consumer.file.props.retain(|p| p.key != "group.id");
+        flow.consumer.file.props.push(Property { key: "group.id".into(), value: format!("mm2.{name}.checkpoints"), line: 0 });
+    }
+    let cfg = Mm2Config { path: path.clone(), clusters: Vec::new(), flows: vec![flow], warnings: Vec::new(), notices: Vec::new() };
+    let ops = Ops { drain_timeout, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
+    let mut plan = mm2::plan::plan_with(&cfg, ops, false)?;
+    for f in &mut plan.flows {
+        f.name = name.to_string();
+        if let Some(c) = &mut f.connect_offsets {
+            // The worker's offsets topic, where Java Connect keeps this
+            // connector's positions under the connector's name: taken over
+            // at start and handed back while running, so the connector moves
+            // between Java Connect and this worker both ways.
+            let c = std::sync::Arc::get_mut(c).expect("the plan's only reference");
+            c.connector = name.to_string();
+            c.hand_back = true;
+            c.topic = worker.settings.offset_storage_topic.clone();
+            c.partitions = worker.settings.offset_storage_partitions;
+            c.replication_factor = worker.settings.offset_storage_replication_factor;
+        }
+        if read.kind == Kind::Checkpoint {
+            // Java's checkpoint connector copies no record: no topic is selected.
+            f.filter =
+                std::sync::Arc::new(TopicFilter::new(Some("(?!)"), None, true).unwrap_or_else(|_| TopicFilter::new(Some("a^"), None, true).expect("a regex")));
+            f.remote_topics = None;
+            f.connect_offsets = None;
+            if let Some(c) = &mut f.checkpointing {
+                std::sync::Arc::get_mut(c).expect("the plan's only reference").write_syncs = false;
+            }
+        }
+    }
+    plan.shape.commit_interval = Duration::from_millis(worker.settings.offset_flush_interval_ms.max(1) as u64);
+    Ok(ConnectorPlan { kind: read.kind, plan, warnings: read.warnings, notices: read.notices })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn worker(text: &str) -> Result<WorkerConfig, ConfigError> {
+        worker_config(properties::parse(Path::new("worker.properties"), text.as_bytes()).unwrap())
+    }
+
+    const MIN: &str = "bootstrap.servers=t:9092\ngroup.id=connect\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n";
+
+    #[test]
+    fn a_worker_file_with_connects_keys() {
+        let w = worker(&format!(
+            "{MIN}listeners=http://127.0.0.1:18301\nheader.converter=org.apache.kafka.connect.storage.SimpleHeaderConverter\nplugin.path=/x\ngroupid=x\n"
+        ))
+        .unwrap();
+        assert_eq!(w.bind, ("127.0.0.1".to_string(), 18301));
+        assert_eq!(w.worker_id, "127.0.0.1:18301");
+        assert_eq!(w.settings.offset_storage_topic, "o");
+        assert!(w.notices.iter().any(|n| n.contains("header.converter") && n.contains("byte for byte")), "{:?}", w.notices);
+        assert!(w.notices.iter().any(|n| n.contains("plugin.path")), "{:?}", w.notices);
+        assert!(w.warnings.iter().any(|n| n.contains("groupid") && n.contains("Did you mean 'group.id'")), "{:?}", w.warnings);
+        assert_eq!(worker(MIN).unwrap().bind, ("0.0.0.0".to_string(), 8083), "Connect's default listener");
+    }
+
+    #[test]
+    fn a_bad_worker_file_names_file_key_and_fix() {
+        let e = worker("bootstrap.servers=t:9092\n").unwrap_err().to_string();
+        assert!(e.starts_with("worker.properties: group.id is missing") && e.contains("add e.g. group.id="), "{e}");
+        let e = worker(&format!("{MIN}listeners=https://:8443\n")).unwrap_err().to_string();
+        assert!(e.starts_with("worker.properties:6: listeners='https://:8443': https listeners are not supported yet"), "{e}");
+        let e = worker(&format!("{MIN}scheduled.rebalance.max.delay.ms=later\n")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("scheduled.rebalance.max.delay.ms"));
+    }
+
+    fn source(extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut c: Vec<(String, String)> = [
+            ("connector.class", "org.apache.kafka.connect.mirror.MirrorSourceConnector"),
+            ("source.cluster.alias", "A"),
+            ("target.cluster.alias", "B"),
+            ("source.cluster.bootstrap.servers", "a:9092"),
+            ("target.cluster.bootstrap.servers", "t:9092"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        c.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        c
+    }
+
+    #[test]
+    fn a_source_connector_is_a_flow_named_after_it_with_the_workers_offsets() {
+        let w = worker(&format!("{MIN}offset.flush.interval.ms=2000\n")).unwrap();
+        let p = plan("mm2-source-connector", &source(&[("tasks.max", "4")]), &w, Duration::from_secs(5)).unwrap();
+        assert_eq!(p.plan.flows.len(), 1);
+        assert!(p.plan.heartbeats.is_empty());
+        let f = &p.plan.flows[0];
+        assert_eq!(f.name, "mm2-source-connector");
+        assert_eq!(f.target.settings.bootstrap, "t:9092");
+        let c = f.connect_offsets.as_ref().unwrap();
+        assert_eq!((c.topic.as_str(), c.partitions), ("o", 25));
+        assert_eq!((c.connector.as_str(), c.hand_back), ("mm2-source-connector", true), "its positions under its own name, kept up to date");
+        assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_none(), "the checkpoint connector checkpoints");
+        assert_eq!((p.plan.shape.streams, p.plan.shape.commit_interval), (4, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn worker_consumer_and_admin_overrides_are_named_as_having_no_effect() {
+        let w = worker(&format!("{MIN}consumer.max.poll.records=7\nadmin.request.timeout.ms=9\nproducer.linger.ms=5\n")).unwrap();
+        let consumer = w.warnings.iter().find(|m| m.contains("consumer.max.poll.records")).unwrap_or_else(|| panic!("{:?}", w.warnings));
+        assert!(consumer.starts_with("worker.properties:6: consumer.max.poll.records has no effect on MirrorMaker 2's connectors"), "{consumer}");
+        assert!(consumer.contains("\"source.consumer.max.poll.records\""), "{consumer}");
+        let admin = w.warnings.iter().find(|m| m.contains("admin.request.timeout.ms")).unwrap_or_else(|| panic!("{:?}", w.warnings));
+        assert!(
+            admin.starts_with("worker.properties:7: admin.request.timeout.ms has no effect") && admin.contains("\"target.admin.request.timeout.ms\""),
+            "{admin}"
+        );
+        assert!(!w.warnings.iter().any(|m| m.contains("producer.linger.ms")), "producer.* reaches the data producer: {:?}", w.warnings);
+        // And indeed none reaches a connector's clients.
+        let p = plan("c", &source(&[]), &w, Duration::ZERO).unwrap();
+        let f = &p.plan.flows[0];
+        assert!(!f.source.entries.contains_key("max.poll.records"), "{:?}", f.source.entries);
+    }
+
+    #[test]
+    fn converters_other_than_byte_array_are_refused_with_why() {
+        let w = worker(&format!("{MIN}key.converter=org.apache.kafka.connect.json.JsonConverter\n")).unwrap();
+        let e = plan("c", &source(&[]), &w, Duration::ZERO).unwrap_err().to_string();
+        assert!(
+            e.starts_with("worker.properties: key.converter=org.apache.kafka.connect.json.JsonConverter: MirrorMaker 2's connectors copy records as bytes"),
+            "{e}"
+        );
+        let ok = source(&[("key.converter", BYTE_ARRAY_CONVERTER)]);
+        assert!(plan("c", &ok, &w, Duration::ZERO).is_ok(), "the connector's own converter wins over the worker's");
+    }
+
+    #[test]
+    fn heartbeat_and_checkpoint_connectors() {
+        let w = worker(MIN).unwrap();
+        let hb =
+            source(&[]).into_iter().map(|(k, v)| if k == "connector.class" { (k, connector::HEARTBEAT_CLASS.to_string()) } else { (k, v) }).collect::<Vec<_>>();
+        let p = plan("hb", &hb, &w, Duration::ZERO).unwrap();
+        assert!(p.plan.flows.is_empty());
+        assert_eq!(p.plan.heartbeats.len(), 1);
+        let cp = source(&[])
+            .into_iter()
+            .map(|(k, v)| if k == "connector.class" { (k, connector::CHECKPOINT_CLASS.to_string()) } else { (k, v) })
+            .collect::<Vec<_>>();
+        let p = plan("cp", &cp, &w, Duration::ZERO).unwrap();
+        let f = &p.plan.flows[0];
+        assert!(!f.filter.matches("orders"), "copies nothing");
+        assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_some());
+        assert_eq!(f.source.group_id.as_deref(), Some("mm2.cp.checkpoints"));
+    }
+}
