@@ -114,7 +114,7 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     let (w, st) = (worker.clone(), stop.clone());
     let reader = worker
         .store
-        .tail(&worker.cfg.cluster_reader.client_config(), &tail_group, Arc::new(move || st.stopping()), move |r| w.apply(r))
+        .tail(&worker.cfg.cluster_reader.client_config(), &tail_group, Arc::new(move || st.stopping()), move |batch| w.apply(batch))
         .map_err(|e| WorkerError::Start(e.to_string()))?;
     rest::serve(&worker.cfg.bind, worker.clone())
         .map_err(|e| WorkerError::Start(format!("cannot listen on {}:{} (listeners): {e}", worker.cfg.bind.0, worker.cfg.bind.1)))?;
@@ -138,23 +138,39 @@ fn cluster_id(client: &rdkafka::ClientConfig) -> String {
 
 impl Worker {
     /// One record of the config topic, in order.
-    fn apply(&self, record: ConfigRecord) {
-        match record {
-            ConfigRecord::Connector { name, config: Some(config) } => {
-                lock(&self.connectors).entry(name.clone()).or_default().config = config;
-                self.reconcile(&name);
-            }
-            ConfigRecord::Connector { name, config: None } => {
-                self.stop_run(&name);
-                lock(&self.connectors).remove(&name);
-            }
-            ConfigRecord::Target { name, state } => {
-                if let Some(c) = lock(&self.connectors).get_mut(&name) {
-                    c.target = state;
+    /// Takes records of the config topic in log order, then makes each
+    /// connector they name match its final state, once.
+    fn apply(&self, records: Vec<ConfigRecord>) {
+        let mut touched: Vec<String> = Vec::new();
+        let mut deleted: Vec<String> = Vec::new();
+        for record in records {
+            match record {
+                ConfigRecord::Connector { name, config: Some(config) } => {
+                    lock(&self.connectors).entry(name.clone()).or_default().config = config;
+                    deleted.retain(|n| *n != name);
+                    touched.push(name);
                 }
-                self.reconcile(&name);
+                ConfigRecord::Connector { name, config: None } => {
+                    touched.retain(|n| *n != name);
+                    deleted.push(name);
+                }
+                ConfigRecord::Target { name, state } => {
+                    if let Some(c) = lock(&self.connectors).get_mut(&name) {
+                        c.target = state;
+                    }
+                    touched.push(name);
+                }
+                ConfigRecord::Other => {}
             }
-            ConfigRecord::Other => {}
+        }
+        for name in deleted {
+            self.stop_run(&name);
+            lock(&self.connectors).remove(&name);
+        }
+        touched.sort();
+        touched.dedup();
+        for name in touched {
+            self.reconcile(&name);
         }
     }
 

@@ -185,7 +185,7 @@ impl Store {
         config: &ClientConfig,
         group: &str,
         stop: Arc<dyn Fn() -> bool + Send + Sync>,
-        apply: impl Fn(ConfigRecord) + Send + 'static,
+        apply: impl Fn(Vec<ConfigRecord>) + Send + 'static,
     ) -> Result<JoinHandle<()>, StoreError> {
         let mut c = config.clone();
         // Never committed: the group only satisfies librdkafka.
@@ -200,19 +200,34 @@ impl Store {
             .name("worker-config-reader".into())
             .spawn(move || {
                 while !stop() {
-                    match consumer.poll(Duration::from_millis(200)) {
-                        Some(Ok(m)) => {
-                            if let Some(key) = m.key() {
-                                apply(decode(key, m.payload()));
+                    // Everything already fetched is applied together: a
+                    // worker starting on a long config topic (or catching
+                    // up after a pause) acts once on each connector's final
+                    // state, not once per record it replays.
+                    let mut batch = Vec::new();
+                    let mut next = None;
+                    let mut wait = Duration::from_millis(200);
+                    while let Some(polled) = consumer.poll(wait) {
+                        match polled {
+                            Ok(m) => {
+                                if let Some(key) = m.key() {
+                                    batch.push(decode(key, m.payload()));
+                                }
+                                next = Some(m.offset() + 1);
                             }
-                            let (lock, cv) = &*applied;
-                            if let Ok(mut a) = lock.lock() {
-                                *a = m.offset() + 1;
-                            }
-                            cv.notify_all();
+                            Err(e) => log::warn!("reading {topic}: {e}"),
                         }
-                        Some(Err(e)) => log::warn!("reading {topic}: {e}"),
-                        None => {}
+                        wait = Duration::ZERO;
+                    }
+                    if !batch.is_empty() {
+                        apply(batch);
+                    }
+                    if let Some(next) = next {
+                        let (lock, cv) = &*applied;
+                        if let Ok(mut a) = lock.lock() {
+                            *a = next;
+                        }
+                        cv.notify_all();
                     }
                 }
             })
