@@ -79,10 +79,7 @@ pub struct SideTask {
 /// consumers read its group) and their hand-back.
 pub fn of_flow(flow: &Flow) -> Vec<SideTask> {
     let mut tasks = Vec::new();
-    // MM2's flow names are `source->target` already; an MM1 flow asked for
-    // checkpoints names its clusters with `--checkpoint.*` aliases.
-    let lease = flow.checkpointing.as_ref().map_or_else(|| flow.name.clone(), |c| format!("{}->{}", c.source_alias, c.target_alias));
-    let named = |what: &str, duty| SideTask { name: format!("{what} of {}", flow.name), lease: lease.clone(), duty };
+    let named = |what: &str, duty| SideTask { name: format!("{what} of {}", flow.name), lease: flow.lease.clone(), duty };
     if let Some(remote) = &flow.remote_topics {
         if let Some(interval) = remote.sync_configs {
             tasks.push(named("config sync", Duty::ConfigSync(interval)));
@@ -110,9 +107,10 @@ pub fn of_flow(flow: &Flow) -> Vec<SideTask> {
 /// herder, not per flow).
 pub fn of_plan(plan: &Plan) -> Vec<SideTask> {
     let mut tasks: Vec<SideTask> = plan.flows.iter().flat_map(of_flow).collect();
-    tasks.extend(plan.heartbeats.iter().map(|h| {
-        let pair = format!("{}->{}", h.source_alias, h.target_alias);
-        SideTask { name: format!("heartbeats {pair}"), lease: pair, duty: Duty::Heartbeats(Arc::new(h.clone())) }
+    tasks.extend(plan.heartbeats.iter().map(|h| SideTask {
+        name: format!("heartbeats {}->{}", h.source_alias, h.target_alias),
+        lease: h.lease.clone(),
+        duty: Duty::Heartbeats(Arc::new(h.clone())),
     }));
     tasks
 }

@@ -275,8 +275,15 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
     let cfg = Mm2Config { path: path.clone(), clusters: Vec::new(), flows: vec![flow], warnings: Vec::new(), notices: Vec::new() };
     let ops = Ops { drain_timeout, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
     let mut plan = mm2::plan::plan_with(&cfg, ops, false)?;
+    // Each connector its own lease, as Connect runs each connector's tasks:
+    // a worker's source, checkpoint and heartbeat connectors of one
+    // cluster pair never wait for one another's lease.
+    for h in &mut plan.heartbeats {
+        h.lease = name.to_string();
+    }
     for f in &mut plan.flows {
         f.name = name.to_string();
+        f.lease = name.to_string();
         if let Some(c) = &mut f.connect_offsets {
             // The worker's offsets topic, where Java Connect keeps this
             // connector's positions under the connector's name: taken over
@@ -290,7 +297,14 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
             c.replication_factor = worker.settings.offset_storage_replication_factor;
         }
         if read.kind == Kind::Checkpoint {
-            // Java's checkpoint connector copies no record: no topic is selected.
+            // Java's checkpoint connector copies no record: no topic is
+            // selected for the copy, but the connector's topics are the
+            // ones its groups' positions are checkpointed on.
+            if let Some(c) = &mut f.checkpointing {
+                if let Some(cp) = &mut std::sync::Arc::get_mut(c).expect("the plan's only reference").checkpoints {
+                    cp.topics = Some(f.filter.clone());
+                }
+            }
             f.filter =
                 std::sync::Arc::new(TopicFilter::new(Some("(?!)"), None, true).unwrap_or_else(|_| TopicFilter::new(Some("a^"), None, true).expect("a regex")));
             f.remote_topics = None;
@@ -415,7 +429,13 @@ mod tests {
         let p = plan("cp", &cp, &w, Duration::ZERO).unwrap();
         let f = &p.plan.flows[0];
         assert!(!f.filter.matches("orders"), "copies nothing");
-        assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_some());
+        let cp = f.checkpointing.as_ref().unwrap().checkpoints.as_ref().expect("the checkpoint connector checkpoints");
+        // Before: the copy's empty filter chose the checkpointed topics
+        // too, and the connector never wrote a checkpoint (found side by
+        // side with Java Connect, tests/connect_java.rs on branch h4).
+        assert!(cp.topics.as_ref().expect("its own topics").matches("orders"), "checkpoints the connector's topics");
+        assert_eq!(f.lease, "cp", "its own lease, not the cluster pair's");
+        assert_eq!(p.plan.flows.len(), 1);
         assert_eq!(f.source.group_id.as_deref(), Some("mm2.cp.checkpoints"));
     }
 }

@@ -35,6 +35,8 @@ pub struct Plan {
 /// (Java's `MirrorClient`, latency monitors) see the flow.
 #[derive(Debug, Clone)]
 pub struct Heartbeats {
+    /// The lease they run under, as [`Flow::lease`].
+    pub lease: String,
     pub source_alias: String,
     pub target_alias: String,
     pub target: Arc<Target>,
@@ -49,6 +51,10 @@ pub struct Heartbeats {
 pub struct Flow {
     /// How logs, thread names and `--check-config` call this flow.
     pub name: String,
+    /// The lease its one-node side tasks run under (`engine::lease`): the
+    /// same on every node of one mirror, distinct for each flow (and each
+    /// connector) one process runs.
+    pub lease: String,
     /// What the user named the source for messages: its file, or its alias.
     pub source_origin: String,
     /// The source consumer's settings; its `group.id` is the flow's group.
@@ -131,6 +137,11 @@ pub struct Checkpoints {
     /// `sync.group.offsets.interval.seconds`, when groups with no active
     /// member on the target get their translated offsets committed there.
     pub sync_group_offsets: Option<Duration>,
+    /// The source topics whose groups' positions are checkpointed, when
+    /// not the ones the flow copies: MM2's checkpoint connector on a
+    /// Connect worker copies nothing and translates what the source
+    /// connector copies, from the syncs it writes (read from the topic).
+    pub topics: Option<Arc<TopicFilter>>,
 }
 
 /// Target topics created as MirrorMaker 2 creates them.
@@ -238,6 +249,7 @@ mod tests {
         let t2 = Arc::new(Target { settings: settings(Role::Producer), origin: "t2".into() });
         let flow = |name: &str, target: &Arc<Target>| Flow {
             name: name.into(),
+            lease: name.into(),
             source_origin: name.into(),
             source: settings(Role::Consumer),
             target: target.clone(),

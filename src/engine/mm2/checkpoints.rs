@@ -97,15 +97,17 @@ pub struct CheckpointerSetup {
 impl CheckpointerSetup {
     /// None when the flow makes no checkpoints.
     pub fn new(flow: &Flow, spec: &Arc<Checkpointing>, syncs: &FlowSyncs, metrics: &Arc<Metrics>) -> Option<CheckpointerSetup> {
-        spec.checkpoints.as_ref()?;
+        // Checkpoints of topics another flow copies are made from the
+        // syncs that flow writes, read from the topic.
+        let apart = spec.checkpoints.as_ref()?.topics.clone();
         Some(CheckpointerSetup {
             name: format!("{}->{}", spec.source_alias, spec.target_alias),
             spec: spec.clone(),
-            local: (!spec.write_syncs).then(|| syncs.store.clone()),
+            local: (!spec.write_syncs && apart.is_none()).then(|| syncs.store.clone()),
             source: admin_config(&flow.source.client_config()),
             target: flow.target.settings.client_config(),
             naming: flow.naming.clone(),
-            filter: flow.filter.clone(),
+            filter: apart.unwrap_or_else(|| flow.filter.clone()),
             own_group: flow.source.group_id.clone(),
             metrics: metrics.clone(),
         })

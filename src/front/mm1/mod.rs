@@ -51,8 +51,12 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
                 Some(a) => Some(Arc::new(checkpointing(&b.checkpoints, &a[i], &target)?)),
                 None => None,
             };
+            // Named by the checkpoint aliases: the same in every copy of
+            // this job, and distinct for each source of one job.
+            let lease = checkpointing.as_ref().map_or_else(|| format!("source {i}"), |c| format!("{}->{}", c.source_alias, c.target_alias));
             Ok(Flow {
                 name: format!("source {i}"),
+                lease,
                 source_origin: format!("--consumer.config {}", path.display()),
                 source,
                 target: target.clone(),
@@ -135,6 +139,7 @@ fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target) -> Result<
         write_syncs: true,
         lag_max: 100,
         checkpoints: Some(Checkpoints {
+            topics: None,
             topic: checkpoints_topic,
             replication_factor: 3,
             interval: Duration::from_millis(c.interval_ms),

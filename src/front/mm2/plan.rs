@@ -49,6 +49,7 @@ pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, Con
         }
         if let (true, Some(interval)) = (f.heartbeats_enabled, f.settings.emit_heartbeats.interval()) {
             heartbeats.push(Heartbeats {
+                lease: f.name(),
                 source_alias: f.source.clone(),
                 target_alias: f.target.clone(),
                 target,
@@ -99,6 +100,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         .map_err(|e| ConfigError::in_file(&cfg.path, format!("{}: {e}", CONFIG_PROPERTIES_EXCLUDE.name)).with_key(CONFIG_PROPERTIES_EXCLUDE.name))?;
     Ok(Flow {
         name: f.name(),
+        lease: f.name(),
         source_origin: format!("cluster {} of {}", f.source, cfg.path.display()),
         source,
         target,
@@ -129,6 +131,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
 /// is false), and checkpoints as its checkpoint task emits them.
 fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
     let checkpoints = f.checkpoints_run().then(|| Checkpoints {
+        topics: None,
         topic: f.policy.checkpoints_topic(&f.source),
         replication_factor: f.settings.checkpoints_topic_replication_factor,
         interval: f.settings.emit_checkpoints.interval().unwrap_or(NEVER).max(Duration::from_secs(1)),
