@@ -218,9 +218,12 @@ fn commit(group: &str, topic: &str, at: &[i64]) {
     c.commit(&list, CommitMode::Sync).expect("commit the group's positions");
 }
 
+/// (remote topic, partition) -> (upstream, downstream) of a group's last checkpoints.
+type Checkpoints = BTreeMap<(String, i32), (i64, i64)>;
+
 /// The last checkpoint of each (group, topic, partition) in `A.checkpoints.internal`
 /// on `bootstrap`, decoded by Java's Checkpoint: (upstream, downstream).
-fn checkpoints(bootstrap: &str, topic: &str, group: &str) -> Result<BTreeMap<(String, i32), (i64, i64)>, String> {
+fn checkpoints(bootstrap: &str, topic: &str, group: &str) -> Result<Checkpoints, String> {
     let (rc, out, err) = mirror_client(&["checkpoints", bootstrap, topic]);
     if rc != 0 {
         return Err(format!("exit {rc}: {err}"));
