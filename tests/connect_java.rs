@@ -164,7 +164,7 @@ fn connector_files(dir: &Path, side: &str, (a, b): (&str, &str), target_bootstra
 }
 
 /// A JSON value's shape: leaves become their type, arrays the set of their
-/// elements' shapes, objects keep their keys.
+/// elements' shapes, objects keep their keys (sorted).
 fn shape(v: &Value) -> Value {
     match v {
         Value::Null => json!("null"),
@@ -175,7 +175,40 @@ fn shape(v: &Value) -> Value {
             let distinct: BTreeSet<String> = a.iter().map(|e| shape(e).to_string()).collect();
             Value::Array(distinct.iter().map(|s| serde_json::from_str(s).unwrap()).collect())
         }
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        // Keys sorted whatever serde_json's map keeps (with preserve_order,
+        // the order of the text): the order of keys is not compared.
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, shape(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+    }
+}
+
+/// Where two shapes differ, as paths: a key only one side has, or a
+/// different type (arrays of one element shape are followed).
+fn shape_diff(java: &Value, ours: &Value, at: &str) -> Vec<String> {
+    match (java, ours) {
+        (Value::Object(j), Value::Object(o)) => {
+            let keys: BTreeSet<&String> = j.keys().chain(o.keys()).collect();
+            keys.into_iter()
+                .flat_map(|k| match (j.get(k), o.get(k)) {
+                    (Some(jv), Some(ov)) => shape_diff(jv, ov, &format!("{at}.{k}")),
+                    (Some(_), None) => vec![format!("{at}.{k} only in java")],
+                    _ => vec![format!("{at}.{k} only in ours")],
+                })
+                .collect()
+        }
+        (Value::Array(j), Value::Array(o)) if j.len() == 1 && o.len() == 1 => shape_diff(&j[0], &o[0], &format!("{at}[]")),
+        _ if java == ours => vec![],
+        _ => vec![format!("{at}: java {java} | ours {ours}")],
+    }
+}
+
+/// Notes where two JSON answers' shapes differ.
+fn differ_shape(diffs: &mut Vec<String>, what: &str, java: &Value, ours: &Value) {
+    let d = shape_diff(&shape(java), &shape(ours), "");
+    if !d.is_empty() {
+        diffs.push(format!("{what} shape: {}", d.join("; ")));
     }
 }
 
@@ -254,7 +287,7 @@ fn compare_rest(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usize 
     for path in ["/", "/connectors", "/connectors?expand=status", "/connectors?expand=info", "/connectors?expand=status&expand=info"] {
         let ((jc, jv), (oc, ov)) = (get_json(&format!("{}{path}", java.base)), get_json(&format!("{}{path}", ours.base)));
         differ(diffs, &format!("GET {path} status code"), jc, oc);
-        differ(diffs, &format!("GET {path} shape"), shape(&jv), shape(&ov));
+        differ_shape(diffs, &format!("GET {path}"), &jv, &ov);
         compared += 1;
         if path == "/connectors" {
             // The order of Java's list is a HashSet's: compared as sets.
@@ -268,7 +301,7 @@ fn compare_rest(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usize 
             let path = format!("/connectors/{name}{sub}");
             let ((jc, jv), (oc, ov)) = (get_json(&format!("{}{path}", java.base)), get_json(&format!("{}{path}", ours.base)));
             differ(diffs, &format!("GET {path} status code"), jc, oc);
-            differ(diffs, &format!("GET {path} shape"), shape(&jv), shape(&ov));
+            differ_shape(diffs, &format!("GET {path}"), &jv, &ov);
             if sub == "/status" {
                 // The states, each distinct task state once: Java runs one task
                 // per partition group up to tasks.max, ours one engine run per
@@ -327,7 +360,7 @@ fn compare_errors(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usiz
     // Java 3.9.2 answers 500 (the plugin lookup's ConnectException), naming the class.
     println!("unknown connector.class: java {jc} {jv} | ours {oc} {ov}");
     differ(diffs, "PUT an unknown connector.class status code", jc, oc);
-    differ(diffs, "PUT an unknown connector.class error shape", shape(&jv), shape(&ov));
+    differ_shape(diffs, "PUT an unknown connector.class error", &jv, &ov);
     for (side, v) in [("java", &jv), ("ours", &ov)] {
         let msg = v["message"].as_str().unwrap_or_default();
         if !msg.contains("org.example.NoSuchConnector") {
@@ -406,7 +439,7 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
         assert_eq!(jc, 201, "Java's PUT {name}: {jb}");
         differ(&mut diffs, &format!("PUT {name} status code"), jc, oc);
         let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or(Value::String(s.into()));
-        differ(&mut diffs, &format!("PUT {name} answer shape"), shape(&parse(&jb)), shape(&parse(&ob)));
+        differ_shape(&mut diffs, &format!("PUT {name} answer"), &parse(&jb), &parse(&ob));
     }
     wait_for("every connector and task RUNNING on both workers", LONG, || {
         assert!(java.alive() && ours.alive(), "a worker exited; logs {} {}", java.log.display(), ours.log.display());
