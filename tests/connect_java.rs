@@ -301,6 +301,25 @@ fn compare_rest(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usize 
             let path = format!("/connectors/{name}{sub}");
             let ((jc, jv), (oc, ov)) = (get_json(&format!("{}{path}", java.base)), get_json(&format!("{}{path}", ours.base)));
             differ(diffs, &format!("GET {path} status code"), jc, oc);
+            // Java's task configs name the partitions (or groups) assigned
+            // to each of its tasks; ours runs one task per connector whose
+            // partitions the flow's consumer group assigns at run time, so
+            // no task config can name them: those keys are set aside here,
+            // and printed.
+            let mut jv = jv;
+            if sub == "/tasks" {
+                let mut assigned = Vec::new();
+                for t in jv.as_array_mut().into_iter().flatten() {
+                    if let Some(cfg) = t["config"].as_object_mut() {
+                        let keys: Vec<String> = cfg.keys().filter(|k| k.starts_with("task.assigned.")).cloned().collect();
+                        for k in keys {
+                            cfg.remove(&k);
+                            assigned.push(k);
+                        }
+                    }
+                }
+                println!("GET {path}: Java's task configs name {assigned:?}; ours has one task per connector");
+            }
             differ_shape(diffs, &format!("GET {path}"), &jv, &ov);
             if sub == "/status" {
                 // The states, each distinct task state once: Java runs one task
@@ -359,7 +378,9 @@ fn compare_errors(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usiz
     let ((jc, jv), (oc, ov)) = (put(java), put(ours));
     // Java 3.9.2 answers 500 (the plugin lookup's ConnectException), naming the class.
     println!("unknown connector.class: java {jc} {jv} | ours {oc} {ov}");
-    differ(diffs, "PUT an unknown connector.class status code", jc, oc);
+    // On purpose (issue #28): ours refuses a class it cannot run as a bad
+    // request naming the three it can, where Java answers 500.
+    differ(diffs, "PUT an unknown connector.class status code (Java 500, ours 400 on purpose)", (500, 400), (jc, oc));
     differ_shape(diffs, "PUT an unknown connector.class error", &jv, &ov);
     for (side, v) in [("java", &jv), ("ours", &ov)] {
         let msg = v["message"].as_str().unwrap_or_default();
@@ -465,7 +486,21 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
         std::thread::sleep(Duration::from_millis(500));
     }
     let (java_cp, ours_cp) = (checkpoints(&extra(), &cp_topic, &group), checkpoints(&target(), &cp_topic, &group));
-    differ(&mut diffs, "last checkpoints (remote topic, partition) -> (upstream, downstream)", &java_cp, &ours_cp);
+    // The same upstream positions; ours translates each exactly where Java
+    // points earlier (one past an older sync: records read again), so
+    // ours' downstream is at or past Java's, never behind it.
+    let ups = |cp: &Result<Checkpoints, String>| {
+        cp.as_ref().map(|m| m.iter().map(|(k, (u, _))| (k.clone(), *u)).collect::<BTreeMap<_, _>>()).ok()
+    };
+    differ(&mut diffs, "last checkpoints' upstream offsets", ups(&java_cp), ups(&ours_cp));
+    if let (Ok(j), Ok(o)) = (&java_cp, &ours_cp) {
+        for (k, (_, jd)) in j {
+            if o.get(k).is_some_and(|(_, od)| od < jd) {
+                diffs.push(format!("checkpoint of {k:?}: ours' downstream {:?} behind Java's {jd}", o.get(k)));
+            }
+        }
+    }
+    println!("last checkpoints (remote topic, partition) -> (upstream, downstream): java {java_cp:?} | ours {ours_cp:?}");
 
     // Topic names of the test on each target, the workers' storage topics apart.
     let names = |bootstrap: &str| -> BTreeSet<String> {

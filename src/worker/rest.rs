@@ -187,10 +187,16 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
             let v = view(name)?;
             let mut cfg = config_json(&v);
             cfg["task.class"] = json!(format!("{}Task", v.config.iter().find(|(k, _)| k == "connector.class").map_or("", |(_, c)| c.trim())));
+            // As Java 3.9's task configs: the source and checkpoint
+            // connectors number their tasks, as text; the heartbeat one does not.
+            if !cfg["task.class"].as_str().is_some_and(|c| c.ends_with("MirrorHeartbeatConnectorTask")) {
+                cfg["task.index"] = json!("0");
+            }
             Response::json(200, json!([{ "id": { "connector": name, "task": 0 }, "config": cfg }]))
         }
         ("GET", ["connectors", name, "tasks", id, "status"]) => {
-            let v = view(name)?;
+            // Java names the task, not the connector, whichever is unknown.
+            let v = api.view(name).ok_or_else(|| ApiError::new(404, format!("No status found for task {name}-{id}")))?;
             if *id != "0" || v.state == "STOPPED" {
                 return Err(ApiError::new(404, format!("No status found for task {name}-{id}")));
             }
@@ -227,7 +233,12 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
 fn created(api: &dyn Api, name: &str, config: Vec<(String, String)>) -> Result<Response, ApiError> {
     let is_new = api.put_config(name, config)?;
     let v = api.view(name).ok_or_else(|| ApiError::not_found(name))?;
-    let mut r = Response::json(if is_new { 201 } else { 200 }, info_json(&v));
+    let mut info = info_json(&v);
+    if is_new {
+        // As Java's herder answers a new connector: its tasks are not made yet.
+        info["tasks"] = json!([]);
+    }
+    let mut r = Response::json(if is_new { 201 } else { 200 }, info);
     if is_new {
         r.location = Some(format!("/connectors/{name}"));
     }
