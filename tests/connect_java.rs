@@ -489,9 +489,7 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
     // The same upstream positions; ours translates each exactly where Java
     // points earlier (one past an older sync: records read again), so
     // ours' downstream is at or past Java's, never behind it.
-    let ups = |cp: &Result<Checkpoints, String>| {
-        cp.as_ref().map(|m| m.iter().map(|(k, (u, _))| (k.clone(), *u)).collect::<BTreeMap<_, _>>()).ok()
-    };
+    let ups = |cp: &Result<Checkpoints, String>| cp.as_ref().map(|m| m.iter().map(|(k, (u, _))| (k.clone(), *u)).collect::<BTreeMap<_, _>>()).ok();
     differ(&mut diffs, "last checkpoints' upstream offsets", ups(&java_cp), ups(&ours_cp));
     if let (Ok(j), Ok(o)) = (&java_cp, &ours_cp) {
         for (k, (_, jd)) in j {
