@@ -28,19 +28,6 @@ const CONNECTORS: [(&str, &str); 3] = [
     ("mm2-heartbeat-connector", "MirrorHeartbeatConnector"),
 ];
 
-/// `curl -s -X method [--data @file] url`: (status, body).
-fn curl(method: &str, url: &str, data: Option<&Path>) -> (u16, String) {
-    let mut c = Command::new("curl");
-    c.args(["-s", "-X", method, "-H", "Content-Type: application/json", "-w", "\n%{http_code}", url]);
-    if let Some(d) = data {
-        c.args(["--data", &format!("@{}", d.display())]);
-    }
-    let out = c.output().expect("run curl");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
-    (code.trim().parse().unwrap_or(0), body.to_string())
-}
-
 fn get_json(url: &str) -> (u16, Value) {
     let (code, body) = curl("GET", url, None);
     (code, serde_json::from_str(&body).unwrap_or(Value::String(body)))

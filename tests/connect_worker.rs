@@ -27,19 +27,6 @@ fn rest_port() -> u16 {
     }
 }
 
-/// `curl -s -X method [--data @file] url`: (status, body).
-fn curl(method: &str, url: &str, data: Option<&Path>) -> (u16, String) {
-    let mut c = Command::new("curl");
-    c.args(["-s", "-X", method, "-H", "Content-Type: application/json", "-w", "\n%{http_code}", url]);
-    if let Some(d) = data {
-        c.args(["--data", &format!("@{}", d.display())]);
-    }
-    let out = c.output().expect("run curl");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
-    (code.trim().parse().unwrap_or(0), body.to_string())
-}
-
 /// How long the tests wait for a condition (a noisy 2-core machine).
 const LONG: Duration = Duration::from_secs(180);
 

@@ -877,3 +877,17 @@ pub fn group_member(bootstrap: &str, group: &str, topic: &str) -> BaseConsumer {
     c.subscribe(&[topic]).unwrap();
     c
 }
+
+/// `curl -s -X method [--data @file] url` with a JSON content type, as the
+/// Connect guide's commands: (status, body).
+pub fn curl(method: &str, url: &str, data: Option<&std::path::Path>) -> (u16, String) {
+    let mut c = Command::new("curl");
+    c.args(["-s", "-X", method, "-H", "Content-Type: application/json", "-w", "\n%{http_code}", url]);
+    if let Some(d) = data {
+        c.args(["--data", &format!("@{}", d.display())]);
+    }
+    let out = c.output().expect("run curl");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
