@@ -47,8 +47,8 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::kafka::admin::{admin_client, create_compacted};
-use crate::ops::shutdown::Shutdown;
+use crate::kafka::admin::{admin_client, create_compacted_with};
+use crate::ops::shutdown::{self, Shutdown};
 
 /// Connect's worker `session.timeout.ms`: how long a killed leader holds
 /// the lease before another node takes it.
@@ -173,20 +173,8 @@ impl LeaseState {
 }
 
 /// Joins `threads` until `until`; those left run on, named in a warning.
-fn join_within(mut threads: Vec<JoinHandle<()>>, until: Instant, name: &str) {
-    while !threads.is_empty() {
-        let (done, rest): (Vec<_>, Vec<_>) = threads.into_iter().partition(|h| h.is_finished());
-        for h in done {
-            let _ = h.join();
-        }
-        threads = rest;
-        if !threads.is_empty() && Instant::now() >= until {
-            let names: Vec<&str> = threads.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
-            warn!("[{name}] side tasks still finishing ({}); going on without them", names.join(", "));
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn join_within(threads: Vec<JoinHandle<()>>, until: Instant, name: &str) {
+    shutdown::join_until(threads, || Instant::now() >= until, |names| warn!("[{name}] side tasks still finishing ({names}); going on without them"));
 }
 
 /// Runs `start`'s duties whenever this node holds `lease`, until the stop.
@@ -247,7 +235,7 @@ fn ensure_topic(lease: &Lease, shutdown: &Shutdown) -> Result<bool, String> {
     let admin = admin_client(&lease.config).map_err(|e| format!("no admin client for the target: {e}"))?;
     let mut answered_since: Option<Instant> = None;
     loop {
-        create_compacted(&lease.config, &topic, 3);
+        create_compacted_with(&admin, &topic, 3);
         if let Ok(m) = admin.inner().fetch_metadata(Some(&topic), Duration::from_secs(10)) {
             match m.topics().iter().find(|t| t.name() == topic).map(|t| (t.error(), t.partitions().len())) {
                 Some((None, n)) if n > 0 => return Ok(true),

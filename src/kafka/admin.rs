@@ -105,7 +105,14 @@ pub fn topic_counts(md: &rdkafka::metadata::Metadata) -> Counts {
 /// exists, or that the cluster refuses, is left as it is (Java tolerates
 /// the same errors).
 pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
-    let Ok(admin) = admin_client(config) else { return };
+    if let Ok(admin) = admin_client(config) {
+        create_compacted_with(&admin, topic, rf);
+    }
+}
+
+/// [`create_compacted`] with an admin client the caller keeps (one that
+/// retries makes one client, not one per try).
+pub fn create_compacted_with(admin: &AdminClient<DefaultClientContext>, topic: &str, rf: i16) {
     let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
     let rf = (rf.max(1) as usize).min(brokers) as i32;
     let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");

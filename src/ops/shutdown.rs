@@ -149,24 +149,36 @@ impl Shutdown {
     /// process then exits with them still running, rather than wait for a
     /// cluster that does not answer. Returns whether one panicked and whether
     /// all finished.
-    pub fn join_bounded(&self, mut pending: Vec<std::thread::JoinHandle<()>>, what: &str) -> (bool, bool) {
-        let mut panicked = false;
-        loop {
-            let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
-            for h in done {
-                panicked |= h.join().is_err();
-            }
-            pending = rest;
-            if pending.is_empty() {
-                return (panicked, true);
-            }
-            if self.stopping() && std::time::Instant::now() >= self.grace_deadline() {
-                let names: Vec<&str> = pending.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
-                log::warn!("{what}: {} {:?} after the drain timeout; exiting without waiting for them", names.join(", "), GRACE);
-                return (panicked, false);
-            }
-            std::thread::sleep(Duration::from_millis(50));
+    pub fn join_bounded(&self, pending: Vec<std::thread::JoinHandle<()>>, what: &str) -> (bool, bool) {
+        join_until(
+            pending,
+            || self.stopping() && Instant::now() >= self.grace_deadline(),
+            |names| log::warn!("{what}: {names} {GRACE:?} after the drain timeout; exiting without waiting for them"),
+        )
+    }
+}
+
+/// Joins the threads as they finish until `give_up` says so; then
+/// `abandon` is told the names of those left, which run on. Returns
+/// whether one panicked and whether all finished. The one join loop of the
+/// process: a stop's bounded wait and a lease term's end both use it.
+pub fn join_until(mut pending: Vec<std::thread::JoinHandle<()>>, give_up: impl Fn() -> bool, abandon: impl FnOnce(&str)) -> (bool, bool) {
+    let mut panicked = false;
+    loop {
+        let (done, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|h| h.is_finished());
+        for h in done {
+            panicked |= h.join().is_err();
         }
+        pending = rest;
+        if pending.is_empty() {
+            return (panicked, true);
+        }
+        if give_up() {
+            let names: Vec<&str> = pending.iter().map(|h| h.thread().name().unwrap_or("unnamed")).collect();
+            abandon(&names.join(", "));
+            return (panicked, false);
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
