@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use log::{debug, info, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::{Header, Message, OwnedHeaders};
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
@@ -43,7 +43,7 @@ use crate::plan::{Checkpointing, Flow};
 
 mod read_back;
 
-use read_back::read_to_end;
+use read_back::{read_to_end, Reader};
 
 /// How long a read of an internal topic to its end may go without progress.
 const READ_PATIENCE: Duration = Duration::from_secs(120);
@@ -137,11 +137,11 @@ fn write_syncs(
     workers_done: &AtomicBool,
     shutdown: &Shutdown,
 ) {
-    let producer: Option<BaseProducer<SyncsWritten>> = if spec.write_syncs {
+    let producer: Option<BaseProducer> = if spec.write_syncs {
         // Made before the first sync goes out, so a broker that creates
         // topics on first use never makes it uncompacted with its defaults.
         create_compacted(config, &spec.syncs_topic, spec.syncs_replication_factor);
-        match config.create_with_context(SyncsWritten(syncs.store.clone())) {
+        match config.create() {
             Ok(p) => Some(p),
             Err(e) => {
                 warn!("[{name}] offset-syncs are kept in memory only: cannot create their producer: {e}");
@@ -161,7 +161,7 @@ fn write_syncs(
         let value = s.encode_value();
         // Java sends to partition 0 explicitly; only partition 0 is read back.
         let follows = out.follows.map(|(up, down)| format!("{up},{down}"));
-        let mut record = BaseRecord::with_opaque_to(&spec.syncs_topic, Box::new(s.clone())).partition(0).key(&key[..]).payload(&value[..]);
+        let mut record = BaseRecord::to(&spec.syncs_topic).partition(0).key(&key[..]).payload(&value[..]);
         if let Some(f) = &follows {
             record = record.headers(OwnedHeaders::new().insert(Header { key: FOLLOWS_HEADER, value: Some(f.as_bytes()) }));
         }
@@ -207,22 +207,6 @@ fn write_syncs(
         spec.syncs_topic,
         if dropped > 0 { format!(", {dropped} dropped (queue full)") } else { String::new() }
     );
-}
-
-/// Tells the store where the syncs topic put each of this run's syncs, so
-/// a later run knows where to start reading (see [`SyncStore::resume_point`]).
-struct SyncsWritten(Arc<SyncStore>);
-
-impl rdkafka::ClientContext for SyncsWritten {}
-
-impl rdkafka::producer::ProducerContext for SyncsWritten {
-    type DeliveryOpaque = Box<OffsetSync>;
-
-    fn delivery(&self, result: &rdkafka::producer::DeliveryResult<'_>, s: Box<OffsetSync>) {
-        if let Ok(m) = result {
-            self.0.written(&s.topic, s.partition, s.upstream_offset, s.downstream_offset, m.offset());
-        }
-    }
 }
 
 /// (group, target topic, partition).
@@ -402,10 +386,16 @@ impl Checkpointer {
         // Never translate before every sync written so far is known (Java's KAFKA-13659).
         // A later term of this node with its own store has them already.
         let mut next_sync_at = resumed_at;
+        let syncs_topic = &self.setup.spec.syncs_topic;
+        let syncs = match Reader::new(&self.setup.spec.syncs_cluster.client_config(), syncs_topic) {
+            Ok(r) => r,
+            Err(e) => {
+                warn!("[{name}] no checkpoints: {e}");
+                return;
+            }
+        };
         while self.tail || !self.store.is_loaded() {
-            match read_to_end(&self.setup.spec.syncs_cluster.client_config(), &self.setup.spec.syncs_topic, resumed_at, READ_PATIENCE, &|| {
-                self.shutdown.stopping()
-            }) {
+            match syncs.read_to_end(syncs_topic, resumed_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
                 Ok(records) => {
                     let from = resumed_at.map_or("its start".to_string(), |o| format!("offset {o}, where the last run left the syncs still needed"));
                     info!("[{name}] {} offset-syncs read from {} (from {from})", records.len(), self.setup.spec.syncs_topic);
@@ -458,9 +448,7 @@ impl Checkpointer {
             }
             if self.tail {
                 // The syncs every node wrote since the last round.
-                match read_to_end(&self.setup.spec.syncs_cluster.client_config(), &self.setup.spec.syncs_topic, next_sync_at, READ_PATIENCE, &|| {
-                    self.shutdown.stopping()
-                }) {
+                match syncs.read_to_end(syncs_topic, next_sync_at, READ_PATIENCE, &|| self.shutdown.stopping()) {
                     Ok(records) => self.load(records, &mut next_sync_at),
                     Err(e) => warn!("[{name}] {e}; checkpoints this round from the syncs read so far"),
                 }

@@ -477,17 +477,6 @@ impl SyncStore {
         s.loaded = true;
     }
 
-    /// The syncs topic took one of this run's syncs at offset `at`.
-    pub fn written(&self, topic: &str, partition: i32, up: i64, down: i64, at: i64) {
-        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let tp: Tp = (Arc::from(topic), partition);
-        let s = &mut *s;
-        let kept = if s.loaded { &mut s.syncs } else { &mut s.early };
-        if let Some(m) = kept.get_mut(&tp).and_then(|v| v.iter_mut().rev().find(|m| m.up == up && m.down == down)) {
-            m.at = at;
-        }
-    }
-
     /// Where a later run can start reading the syncs topic and still find
     /// every sync it needs: for each partition, the sync at or below the
     /// oldest position a group holds there (`oldest`), or its latest sync

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use rdkafka::consumer::BaseConsumer;
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
 use rdkafka::ClientConfig;
@@ -37,18 +37,37 @@ pub(super) fn read_to_end(
     patience: Duration,
     stop: &dyn Fn() -> bool,
 ) -> Result<KeyValues, ReadBackError> {
-    let mut c = admin_config(config);
-    c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
-    let consumer: BaseConsumer = c.create().map_err(|error| ReadBackError::Client { topic: topic.to_string(), error })?;
-    let mut out = Vec::new();
-    topic_reader::read_to_end(&consumer, topic, Partitions::Zero { from }, patience, stop, |m| {
-        if let (Some(k), Some(v)) = (m.key(), m.payload()) {
-            let follows = m.headers().and_then(|h| h.iter().find(|h| h.key == FOLLOWS_HEADER).and_then(|h| h.value.and_then(parse_follows)));
-            out.push(Read { at: m.offset(), key: k.to_vec(), value: v.to_vec(), follows });
-        }
-    })
-    .map_err(|error| ReadBackError::Read { topic: topic.to_string(), error })?;
-    Ok(out)
+    Reader::new(config, topic)?.read_to_end(topic, from, patience, stop)
+}
+
+/// A reader of partition 0 of topics of one cluster, kept for reading the
+/// same topic again and again (a checkpointer tailing the offset-syncs
+/// every round): one client and its connections, not one per read.
+pub(super) struct Reader(BaseConsumer);
+
+impl Reader {
+    /// `topic` only names the reader in an error.
+    pub fn new(config: &ClientConfig, topic: &str) -> Result<Reader, ReadBackError> {
+        let mut c = admin_config(config);
+        c.set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("group.id", "mirror-maker-internal-reader");
+        c.create().map(Reader).map_err(|error| ReadBackError::Client { topic: topic.to_string(), error })
+    }
+
+    /// As [`read_to_end`] with this reader's client.
+    pub fn read_to_end(&self, topic: &str, from: Option<i64>, patience: Duration, stop: &dyn Fn() -> bool) -> Result<KeyValues, ReadBackError> {
+        let mut out = Vec::new();
+        let read = topic_reader::read_to_end(&self.0, topic, Partitions::Zero { from }, patience, stop, |m| {
+            if let (Some(k), Some(v)) = (m.key(), m.payload()) {
+                let follows = m.headers().and_then(|h| h.iter().find(|h| h.key == FOLLOWS_HEADER).and_then(|h| h.value.and_then(parse_follows)));
+                out.push(Read { at: m.offset(), key: k.to_vec(), value: v.to_vec(), follows });
+            }
+        })
+        .map_err(|error| ReadBackError::Read { topic: topic.to_string(), error });
+        // No fetching between reads: the next read assigns again.
+        let _ = self.0.unassign();
+        read?;
+        Ok(out)
+    }
 }
 
 /// Why [`read_to_end`] did not read a topic to its end.

@@ -204,11 +204,18 @@ fn a_restart_reads_from_the_oldest_sync_a_group_still_needs() {
     assert_eq!(f.store.resume_point(&oldest), Some(11));
     oldest.insert(("a".to_string(), 0), 5);
     assert_eq!(f.store.resume_point(&oldest), Some(10));
-    // This run's own sync of a new partition: unknown until the topic takes it.
+    // This run's own sync of a new partition: its place in the topic is
+    // unknown to a store that only keeps what this node sent.
     f.partition(&Arc::from("c"), 0).acknowledged([(7, 7)]);
-    assert_eq!(f.store.resume_point(&oldest), None, "c's sync is not in the topic yet");
-    f.store.written("c", 0, 7, 7, 20);
-    assert_eq!(f.store.resume_point(&oldest), Some(10));
+    assert_eq!(f.store.resume_point(&oldest), None, "c's sync is not known in the topic");
+    // A checkpointer tailing the topic (what runs when syncs are written)
+    // knows each sync's place, whichever node wrote it.
+    let tail = SyncStore::default();
+    tail.tailed([(read("a", 0, 0), 10, None), (read("a", 100, 100), 11, Some((0, 0))), (read("b", 0, 0), 13, None), (read("c", 7, 7), 20, None)]);
+    let oldest = HashMap::from([(("a".to_string(), 0), 150)]);
+    assert_eq!(tail.resume_point(&oldest), Some(11), "a at 150 needs the sync at 11; b and c (no group) their latest, 13 and 20");
+    let oldest = HashMap::from([(("a".to_string(), 0), 150), (("c".to_string(), 0), 3)]);
+    assert_eq!(tail.resume_point(&oldest), Some(11), "c's only sync is past its group: kept anyway (the first sync a partition has)");
 }
 
 /// The sequence of issue #26 item 1: records 0-4 land at 100-104; 5-9
