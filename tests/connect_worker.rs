@@ -107,7 +107,8 @@ fn write_worker_file(dir: &Path, name: &str, storage: &str, port: u16) -> PathBu
         format!(
             "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
              status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-             status.storage.replication.factor=1\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n",
+             status.storage.replication.factor=1\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n\
+             scheduled.rebalance.max.delay.ms=10000\n",
             target()
         ),
     )
@@ -260,8 +261,10 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     wait_for("the first 400 records on the remote topic", long, || landed(&remote).0.len() == 400);
 
     // kill -9 worker 1: its share moves to worker 2 once the flow's group
-    // notices (the session timeout), and what it had not committed is
+    // notices (the session timeout, kept within the worker file's
+    // scheduled.rebalance.max.delay.ms), and what it had not committed is
     // copied again (duplicates, counted below), never lost.
+    assert!(w2.output().contains("session.timeout.ms=10000"), "worker 2 names the session its connectors' consumers get:\n{}", w2.output());
     Command::new("kill").args(["-9", &w1.child.id().to_string()]).status().unwrap();
     let _ = w1.child.wait();
     produce(&source(), &topic, &batch(&topic, 400, 400));

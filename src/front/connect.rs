@@ -114,6 +114,15 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
         ));
     }
     let scheduled_rebalance_max_delay_ms = int(&file, "scheduled.rebalance.max.delay.ms", 300_000)?;
+    if let (Some(p), Some(ms)) = (file.get("scheduled.rebalance.max.delay.ms"), session_within(scheduled_rebalance_max_delay_ms)) {
+        notices.push(format!(
+            "{}: scheduled.rebalance.max.delay.ms={}: a stopped or killed worker's partitions move to the others once its connectors' \
+             consumer sessions expire: session.timeout.ms={ms} for them unless a connector sets its own{}",
+            file.at(p),
+            p.value,
+            if ms > scheduled_rebalance_max_delay_ms { " (the brokers' least by default; a shorter one they refuse)" } else { "" }
+        ));
+    }
     let cluster = translate::translate(&worker_client_file(&file), Role::Producer)?;
     // A consumer needs a group to be made; the reader never commits under it.
     let mut reader_file = worker_client_file(&file);
@@ -248,6 +257,22 @@ pub struct ConnectorPlan {
 /// The plan of connector `name` with `config` (the REST body, in order).
 /// Its flow is named after the connector, so its lease and its group's
 /// default are its own: two connectors of one pair never share them.
+/// The flow consumers' `session.timeout.ms` that keeps a killed worker's
+/// share within `scheduled.rebalance.max.delay.ms`: Connect waits up to
+/// that long for a departed worker before moving its tasks; here the
+/// flow's consumer group moves a dead worker's partitions once its session
+/// expires (45 s by default, already within Connect's default 300000).
+/// A shorter delay shortens the session, down to the brokers' least
+/// (`group.min.session.timeout.ms`, 6000 by default). None: the default stays.
+fn session_within(delay_ms: i64) -> Option<i64> {
+    (delay_ms < DEFAULT_SESSION_MS).then_some(delay_ms.max(LEAST_SESSION_MS))
+}
+
+/// The consumer's own default `session.timeout.ms`.
+const DEFAULT_SESSION_MS: i64 = 45_000;
+/// The brokers' default `group.min.session.timeout.ms`.
+const LEAST_SESSION_MS: i64 = 6_000;
+
 pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drain_timeout: Duration) -> Result<ConnectorPlan, ConfigError> {
     let path = connector::origin(name);
     for key in ["key.converter", "value.converter"] {
@@ -266,6 +291,11 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
     }
     let read = connector::read(name, config, &worker.file)?;
     let mut flow = read.flow;
+    if let Some(ms) = session_within(worker.scheduled_rebalance_max_delay_ms) {
+        if flow.consumer.file.get("session.timeout.ms").is_none() {
+            flow.consumer.file.props.push(Property { key: "session.timeout.ms".into(), value: ms.to_string(), line: 0 });
+        }
+    }
     if read.kind == Kind::Checkpoint {
         // Its group must not be the source connector's, or the two would
         // split the partitions between a copier and a flow that copies nothing.
@@ -382,6 +412,26 @@ mod tests {
         assert_eq!((c.connector.as_str(), c.hand_back), ("mm2-source-connector", true), "its positions under its own name, kept up to date");
         assert!(f.checkpointing.as_ref().unwrap().checkpoints.is_none(), "the checkpoint connector checkpoints");
         assert_eq!((p.plan.shape.streams, p.plan.shape.commit_interval), (4, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn scheduled_rebalance_max_delay_bounds_the_flow_consumers_session() {
+        let session = |worker_extra: &str, conn: &[(&str, &str)]| {
+            let w = worker(&format!("{MIN}{worker_extra}")).unwrap();
+            let p = plan("mm2-source-connector", &source(conn), &w, Duration::from_secs(5)).unwrap();
+            (p.plan.flows[0].source.client_config().get("session.timeout.ms").map(str::to_string), w.notices)
+        };
+        let (default, notices) = session("", &[]);
+        assert_eq!(default, None, "the consumer's own 45 s: Connect's 300000 already bounds it");
+        assert!(!notices.iter().any(|n| n.contains("scheduled.rebalance")), "{notices:?}");
+        let (short, notices) = session("scheduled.rebalance.max.delay.ms=10000\n", &[]);
+        assert_eq!(short.as_deref(), Some("10000"));
+        assert!(notices.iter().any(|n| n.contains("scheduled.rebalance.max.delay.ms=10000") && n.contains("session.timeout.ms=10000")), "{notices:?}");
+        let (zero, notices) = session("scheduled.rebalance.max.delay.ms=0\n", &[]);
+        assert_eq!(zero.as_deref(), Some("6000"), "no shorter than the brokers' least session");
+        assert!(notices.iter().any(|n| n.contains("the brokers' least")), "{notices:?}");
+        let (own, _) = session("scheduled.rebalance.max.delay.ms=10000\n", &[("source.consumer.session.timeout.ms", "20000")]);
+        assert_eq!(own.as_deref(), Some("20000"), "a connector's own session wins");
     }
 
     #[test]
