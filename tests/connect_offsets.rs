@@ -230,6 +230,19 @@ fn offsets_are_shown_altered_and_reset_for_real() {
     let committed: Vec<(i32, Option<i64>)> = committed_and_end(&source(), &s.group, &s.topic).into_iter().map(|(p, c, _)| (p, c)).collect();
     assert_eq!(committed, vec![(0, Some(last + 1)), (1, Some(last - N + 1)), (2, Some(last + 1))], "the flow's group moved too");
 
+    // A position of a topic the connector does not copy is kept in the
+    // offsets topic (Java keeps it too) but never committed for the flow's
+    // group; a null offset removes it again.
+    let other = unique("not-copied");
+    create_topic(&source(), &other, 1, &[]);
+    let elsewhere = |offset: Value| json!({ "offsets": [{ "partition": { "cluster": s.alias, "topic": other, "partition": 0 }, "offset": offset }] });
+    assert_eq!(s.call("PATCH", "/offsets", Some(elsewhere(json!({ "offset": 4 })))).0, 200);
+    let (_, listed) = s.call("GET", "/offsets", None);
+    assert!(listed["offsets"].as_array().unwrap().iter().any(|e| e["partition"]["topic"] == json!(other)), "{listed}");
+    assert_eq!(committed_and_end(&source(), &s.group, &other)[0].1, None, "the group got a position of a topic it does not copy");
+    assert_eq!(s.call("PATCH", "/offsets", Some(elsewhere(Value::Null))).0, 200);
+    assert_eq!(s.offsets(), moved, "the null offset removed it");
+
     s.resume();
     let want_total = PER_PARTITION * PARTITIONS as usize + N as usize;
     wait_for("the N records of partition 1 copied again", LONG, || s.total() >= want_total);

@@ -262,7 +262,9 @@ fn source_side(plan: &connect::ConnectorPlan) -> Option<SourceSide> {
 /// is exactly the shape the connector's own positions have.
 fn own_partition(side: &SourceSide, p: &Map<String, Value>) -> Option<(String, i32)> {
     let (cluster, topic, partition) = (p.get("cluster")?.as_str()?, p.get("topic")?.as_str()?, p.get("partition")?.as_i64()?);
-    (p.len() == 3 && cluster == side.alias).then(|| (topic.to_string(), partition as i32))
+    // A topic the connector does not copy is not the group's business: its
+    // position goes to the offsets topic only, as Java's would.
+    (p.len() == 3 && cluster == side.alias && side.filter.matches(topic)).then(|| (topic.to_string(), partition as i32))
 }
 
 fn group_error(side: &SourceSide, what: &str, e: GroupError) -> ApiError {
@@ -344,7 +346,11 @@ impl Worker {
                 (java::key_bytes(name, &p), v)
             })
             .collect();
-        write_records(self, &records).map_err(|e| ApiError::new(500, format!("Failed to modify offsets for source connector {name}: {e}")))?;
+        // Nothing stored and nothing given (a reset of a connector that never
+        // wrote a position): nothing to write, as Java writes nothing then.
+        if !records.is_empty() {
+            write_records(self, &records).map_err(|e| ApiError::new(500, format!("Failed to modify offsets for source connector {name}: {e}")))?;
+        }
         info!("connector {name}: {} position(s) {} in {}", records.len(), if reset { "reset" } else { "altered" }, self.cfg.settings.offset_storage_topic);
         Ok(done(reset))
     }
