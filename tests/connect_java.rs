@@ -501,7 +501,7 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
             Err(e) => diffs.push(format!("{side}: heartbeats do not decode with Java's Heartbeat: {e}")),
         }
     }
-    let rest = compare_rest(&java, &ours, &mut diffs);
+    let rest = compare_rest(&java, &ours, &mut diffs) + compare_offsets(&java, &ours, &a, &topic, &mut diffs);
     let (java_exit, ours_exit) = (java.stop(), ours.stop());
     println!(
         "connect vs java: Java's REST up after {:.1} s; {compared} records compared partition by partition ({header_checked} headers base64'd by Java, \
@@ -545,4 +545,92 @@ fn compare_records(remote: &str, topic: &str, diffs: &mut Vec<String>) -> (usize
         }
     }
     (headers, compared)
+}
+
+/// A request with a JSON body (or none), as (status, parsed body).
+fn send(w: &Worker, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let file = body.map(|b| {
+        let f = std::env::temp_dir().join(unique("offsets-body"));
+        std::fs::write(&f, b.to_string()).unwrap();
+        f
+    });
+    let (code, text) = curl(method, &format!("{}{path}", w.base), file.as_deref());
+    (code, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// KIP-875's offsets endpoints side by side: GET of each connector while
+/// running, PATCH refused while running, then on the stopped source
+/// connector a malformed partition, a well-formed PATCH and a DELETE.
+fn compare_offsets(java: &Worker, ours: &Worker, a: &str, topic: &str, diffs: &mut Vec<String>) -> usize {
+    let mut n = 0;
+    let src = "/connectors/mm2-source-connector";
+    // The source connector's positions: both at each partition's last
+    // copied offset once flushed (every offset.flush.interval.ms).
+    let last: Vec<i64> = end_offsets(&source(), topic).unwrap().iter().map(|e| e - 1).collect();
+    let positions = |w: &Worker| -> Option<Vec<i64>> {
+        let (_, v) = send(w, "GET", &format!("{src}/offsets"), None);
+        let mut by: Vec<(i64, i64)> = v["offsets"]
+            .as_array()?
+            .iter()
+            .map(|e| (e["partition"]["partition"].as_i64().unwrap_or(-1), e["offset"]["offset"].as_i64().unwrap_or(-1)))
+            .collect();
+        by.sort();
+        Some(by.into_iter().map(|(_, o)| o).collect())
+    };
+    let until = Instant::now() + LONG;
+    while (positions(java).as_ref() != Some(&last) || positions(ours).as_ref() != Some(&last)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    differ(diffs, "GET source connector offsets (last copied offset per partition)", positions(java), positions(ours));
+    for (name, _) in CONNECTORS {
+        let path = format!("/connectors/{name}/offsets");
+        let ((jc, jv), (oc, ov)) = (send(java, "GET", &path, None), send(ours, "GET", &path, None));
+        println!("GET {path}: java {jc} {jv} | ours {oc} {ov}");
+        differ(diffs, &format!("GET {path} status code"), jc, oc);
+        if name == "mm2-source-connector" {
+            differ_shape(diffs, &format!("GET {path}"), &jv, &ov);
+        } else {
+            // A gap kept visible (both halves asserted, so a change on either
+            // side shows): Java's heartbeat and checkpoint tasks store a
+            // position {"offset":0} per heartbeat pair ({sourceClusterAlias,
+            // targetClusterAlias}) and per checkpointed (group, topic,
+            // partition), which nothing reads back; ours writes none, so
+            // GET lists none (PATCH and DELETE of them work as Java's).
+            let keys = |v: &Value| v["offsets"][0]["partition"].as_object().map(|m| m.keys().cloned().collect::<BTreeSet<_>>());
+            let want: &[&str] =
+                if name == "mm2-heartbeat-connector" { &["sourceClusterAlias", "targetClusterAlias"] } else { &["group", "topic", "partition"] };
+            let want: BTreeSet<String> = want.iter().map(|k| k.to_string()).collect();
+            assert_eq!((keys(&jv), jv["offsets"][0]["offset"].clone()), (Some(want), json!({ "offset": 0 })), "Java's GET {path}: {jv}");
+            assert_eq!(ov, json!({ "offsets": [] }), "ours' GET {path}");
+        }
+        n += 1;
+    }
+    let (_, jv) = send(java, "GET", &format!("{src}/offsets"), None);
+    let one = |offset: Value| json!({ "offsets": [{ "partition": { "cluster": a, "topic": topic, "partition": 1 }, "offset": offset }] });
+    let exact = |diffs: &mut Vec<String>, what: &str, method: &str, path: &str, body: Option<&Value>| {
+        let ((jc, jv), (oc, ov)) = (send(java, method, path, body), send(ours, method, path, body));
+        println!("{what}: java {jc} {jv} | ours {oc} {ov}");
+        differ(diffs, &format!("{what}: status code and body"), (jc, &jv), (oc, &ov));
+    };
+    exact(diffs, "PATCH a running connector's offsets", "PATCH", &format!("{src}/offsets"), Some(&one(json!({ "offset": 0 }))));
+    exact(diffs, "DELETE a running connector's offsets", "DELETE", &format!("{src}/offsets"), None);
+    exact(diffs, "GET an unknown connector's offsets", "GET", "/connectors/nope/offsets", None);
+    exact(diffs, "PATCH no offsets", "PATCH", &format!("{src}/offsets"), Some(&json!({ "offsets": [] })));
+    for w in [java, ours] {
+        assert_eq!(send(w, "PUT", &format!("{src}/stop"), None).0, 204);
+    }
+    wait_for("the source connector STOPPED on both", LONG, || {
+        [java, ours].iter().all(|w| states(&send(w, "GET", &format!("{src}/status"), None).1).0 == "STOPPED")
+    });
+    let malformed = json!({ "offsets": [{ "partition": { "cluster": a, "topic": topic }, "offset": { "offset": 1 } }] });
+    exact(diffs, "PATCH a partition without 'partition'", "PATCH", &format!("{src}/offsets"), Some(&malformed));
+    let negative = one(json!({ "offset": -5 }));
+    exact(diffs, "PATCH a negative offset", "PATCH", &format!("{src}/offsets"), Some(&negative));
+    exact(diffs, "PATCH a partition back", "PATCH", &format!("{src}/offsets"), Some(&one(json!({ "offset": 3 }))));
+    let (_, after) = send(java, "GET", &format!("{src}/offsets"), None);
+    println!("Java's source offsets before {jv} and after the PATCH {after}");
+    differ(diffs, "source offsets after the same PATCH", positions(java), positions(ours));
+    exact(diffs, "DELETE a stopped connector's offsets", "DELETE", &format!("{src}/offsets"), None);
+    exact(diffs, "GET offsets after DELETE", "GET", &format!("{src}/offsets"), None);
+    n + 9
 }

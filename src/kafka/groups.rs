@@ -243,6 +243,7 @@ fn means_active(err: rd::rd_kafka_resp_err_t) -> bool {
     matches!(
         err,
         E::RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID
+            | E::RD_KAFKA_RESP_ERR_GROUP_SUBSCRIBED_TO_TOPIC
             | E::RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS
             | E::RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION
             | E::RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH
@@ -561,6 +562,52 @@ fn alter_once<C: ClientContext>(client: &Client<C>, group: &str, name: &CStr, of
             }
             let mut n = 0usize;
             let g = only_group(&what, group, rd::rd_kafka_AlterConsumerGroupOffsets_result_groups(result, &mut n), n)?;
+            judge_refusals(group, refused_partitions(g))
+        }
+    })
+}
+
+/// Deletes the committed offsets of `partitions` (topic, partition) for
+/// `group`, as `kafka-consumer-groups.sh --delete-offsets` does: a consumer
+/// of the group then starts there from its `auto.offset.reset`. The broker
+/// refuses while members of the group read those topics
+/// ([`GroupError::Active`], GROUP_SUBSCRIBED_TO_TOPIC); every other
+/// refused partition is in [`GroupError::Partitions`].
+pub fn delete_group_offsets<C: ClientContext>(client: &Client<C>, group: &str, partitions: &[(String, i32)]) -> Result<(), GroupError> {
+    if partitions.is_empty() {
+        return Ok(());
+    }
+    let offsets: Vec<GroupOffset> =
+        partitions.iter().map(|(t, p)| GroupOffset { topic: t.clone(), partition: *p, offset: 0, metadata: String::new() }).collect();
+    check_offsets(&offsets)?;
+    let name = c_string("group", group)?;
+    // Deleting what is already deleted answers no error: retrying is harmless.
+    retrying(|| delete_offsets_once(client, group, &name, &offsets))
+}
+
+fn delete_offsets_once<C: ClientContext>(client: &Client<C>, group: &str, name: &CStr, offsets: &[GroupOffset]) -> Result<(), GroupError> {
+    let what = format!("delete the offsets of group '{group}'");
+    let list = PartitionList::new(client, offsets)?;
+    // SAFETY: the request copies the group name and list; it is ours,
+    // destroyed right after the call (librdkafka copies it again).
+    let mut req = unsafe { rd::rd_kafka_DeleteConsumerGroupOffsets_new(name.as_ptr(), list.0) };
+    drop(list);
+    let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS, what.clone(), group);
+    // SAFETY: live handle, options and queue; an array of one request.
+    unsafe {
+        rd::rd_kafka_DeleteConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
+        rd::rd_kafka_DeleteConsumerGroupOffsets_destroy(req);
+    }
+    request.answer(|event| {
+        // SAFETY: `event` is live for this closure; the result, its group
+        // and partitions live as long as it.
+        unsafe {
+            let result = rd::rd_kafka_event_DeleteConsumerGroupOffsets_result(event);
+            if result.is_null() {
+                return Err(GroupError::Failed { what: what.clone(), detail: "unexpected answer".into() });
+            }
+            let mut n = 0usize;
+            let g = only_group(&what, group, rd::rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &mut n), n)?;
             judge_refusals(group, refused_partitions(g))
         }
     })

@@ -18,6 +18,7 @@
 //! restarted worker resumes every connector and a PUT on any worker reaches
 //! all of them.
 
+pub mod offsets;
 pub mod rest;
 pub mod store;
 
@@ -60,6 +61,9 @@ struct Connector {
     failed: Option<String>,
     /// The config the run was started with.
     running_config: Vec<(String, String)>,
+    /// Runs taken out by `stop_run` and not yet ended: the offsets
+    /// endpoints wait for them (a run hands back positions as it ends).
+    ending: u32,
 }
 
 /// The worker: its file, its storage and its connectors.
@@ -68,6 +72,9 @@ pub struct Worker {
     store: Store,
     connectors: Mutex<BTreeMap<String, Connector>>,
     cluster_id: String,
+    /// Held while a connector's offsets change, and by a run's start:
+    /// a resume applied meanwhile takes over the changed positions.
+    modifying: Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,7 +116,7 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     create_compacted(&client, &s.status_storage_topic, s.status_storage_replication_factor);
     let cluster_id = cluster_id(&client);
     let store = Store::new(&client, s.config_storage_topic.clone(), s.status_storage_topic.clone()).map_err(|e| WorkerError::Start(e.to_string()))?;
-    let worker = Arc::new(Worker { cfg, store, connectors: Mutex::new(BTreeMap::new()), cluster_id });
+    let worker = Arc::new(Worker { cfg, store, connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });
     let tail_group = format!("{}.config-reader.{}", worker.cfg.settings.group_id, worker.cfg.worker_id);
     let (w, st) = (worker.clone(), stop.clone());
     let reader = worker
@@ -187,6 +194,7 @@ impl Worker {
         }
         self.stop_run(name);
         if want_run {
+            let _offsets_written = lock(&self.modifying);
             self.start_run(name);
         }
         self.write_status(name);
@@ -194,12 +202,19 @@ impl Worker {
 
     /// Ends the connector's run, if any, and waits for it.
     fn stop_run(&self, name: &str) {
-        let run = lock(&self.connectors).get_mut(name).and_then(|c| c.run.take());
+        let run = lock(&self.connectors).get_mut(name).and_then(|c| {
+            let run = c.run.take();
+            c.ending += u32::from(run.is_some());
+            run
+        });
         if let Some(run) = run {
             info!("connector {name}: stopping");
             run.shutdown.request_stop();
             let _ = run.handle.join();
             info!("connector {name}: stopped");
+            if let Some(c) = lock(&self.connectors).get_mut(name) {
+                c.ending -= 1;
+            }
         }
     }
 
@@ -345,6 +360,14 @@ impl Api for Worker {
             warn!("connector {name}: {e}");
         }
         Ok(())
+    }
+
+    fn offsets(&self, name: &str) -> Result<Value, ApiError> {
+        self.connector_offsets(name)
+    }
+
+    fn modify_offsets(&self, name: &str, entries: Option<Vec<offsets::Entry>>) -> Result<Value, ApiError> {
+        Worker::modify_offsets(self, name, entries)
     }
 
     fn validate(&self, config: &[(String, String)]) -> Vec<(String, String)> {

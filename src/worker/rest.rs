@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::offsets::{self, Entry};
 use super::store::TargetState;
 
 /// A connector as the API shows it.
@@ -52,6 +53,10 @@ pub trait Api: Send + Sync {
     fn set_target(&self, name: &str, state: TargetState) -> Result<(), ApiError>;
     fn restart(&self, name: &str) -> Result<(), ApiError>;
     fn delete(&self, name: &str) -> Result<(), ApiError>;
+    /// KIP-875's GET: `{"offsets":[..]}`.
+    fn offsets(&self, name: &str) -> Result<Value, ApiError>;
+    /// KIP-875's PATCH (`Some`) or DELETE (`None`): Java's `{"message"}`.
+    fn modify_offsets(&self, name: &str, entries: Option<Vec<Entry>>) -> Result<Value, ApiError>;
     /// Problems of a config: (key at fault, message).
     fn validate(&self, config: &[(String, String)]) -> Vec<(String, String)>;
 }
@@ -204,6 +209,10 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
             t["id"] = json!(0);
             Response::json(200, t)
         }
+        ("GET", ["connectors", name, "offsets"]) => Response::json(200, api.offsets(name)?),
+        // The body is checked before the connector is looked up, as Java's resource does.
+        ("PATCH", ["connectors", name, "offsets"]) => Response::json(200, api.modify_offsets(name, Some(offsets::parse_alter(body)?))?),
+        ("DELETE", ["connectors", name, "offsets"]) => Response::json(200, api.modify_offsets(name, None)?),
         ("PUT", ["connectors", name, "pause"]) => target(api, name, TargetState::Paused, 202)?,
         ("PUT", ["connectors", name, "resume"]) => target(api, name, TargetState::Started, 202)?,
         ("PUT", ["connectors", name, "stop"]) => target(api, name, TargetState::Stopped, 204)?,

@@ -7,10 +7,12 @@ use super::*;
 
 type Entry = (Vec<(String, String)>, TargetState);
 
-/// A worker in memory: configs and target states, no Kafka.
+/// A worker in memory: configs and target states, no Kafka; the offsets
+/// calls it was given.
 #[derive(Default)]
 struct Fake {
     connectors: Mutex<BTreeMap<String, Entry>>,
+    modified: Mutex<Vec<(String, Option<Vec<super::offsets::Entry>>)>>,
 }
 
 impl Api for Fake {
@@ -44,6 +46,16 @@ impl Api for Fake {
     }
     fn delete(&self, name: &str) -> Result<(), ApiError> {
         self.connectors.lock().unwrap().remove(name).map(|_| ()).ok_or_else(|| ApiError::not_found(name))
+    }
+    fn offsets(&self, name: &str) -> Result<Value, ApiError> {
+        self.view(name).ok_or_else(|| ApiError::not_found(name))?;
+        Ok(json!({ "offsets": [{ "partition": { "cluster": "A", "partition": 0, "topic": "t" }, "offset": { "offset": 9 } }] }))
+    }
+    fn modify_offsets(&self, name: &str, entries: Option<Vec<super::offsets::Entry>>) -> Result<Value, ApiError> {
+        self.view(name).ok_or_else(|| ApiError::not_found(name))?;
+        let reset = entries.is_none();
+        self.modified.lock().unwrap().push((name.into(), entries));
+        Ok(super::offsets::done(reset))
     }
     fn validate(&self, config: &[(String, String)]) -> Vec<(String, String)> {
         if config.iter().any(|(k, _)| k == "source.cluster.alias") {
@@ -181,4 +193,28 @@ fn a_config_error_names_the_keys_place_in_the_body_as_sent() {
     let e = crate::front::mm2::connector::read("c", &config, &worker).unwrap_err();
     assert_eq!((e.key.as_deref(), e.line), (Some("tasks.max"), Some(1)), "{e}");
     assert!(e.to_string().starts_with("connector 'c':1: "), "{e}");
+}
+
+#[test]
+fn offsets_routes_answer_as_connects() {
+    let api = Fake::default();
+    route(&api, "PUT", "/connectors/mm2/config", CFG);
+    let (code, body) = call(&api, "GET", "/connectors/mm2/offsets", b"");
+    assert_eq!((code, body["offsets"][0]["offset"].clone()), (200, json!({ "offset": 9 })));
+    assert_eq!(call(&api, "GET", "/connectors/nope/offsets", b"").1, json!({ "error_code": 404, "message": "Connector nope not found" }));
+    let patch = br#"{"offsets":[{"partition":{"cluster":"A","partition":0,"topic":"t"},"offset":{"offset":3}}]}"#;
+    let (code, body) = call(&api, "PATCH", "/connectors/mm2/offsets", patch);
+    assert_eq!((code, body), (200, json!({ "message": "The offsets for this connector have been altered successfully" })));
+    let (code, body) = call(&api, "DELETE", "/connectors/mm2/offsets", b"");
+    assert_eq!((code, body), (200, json!({ "message": "The offsets for this connector have been reset successfully" })));
+    let modified = api.modified.lock().unwrap().clone();
+    assert_eq!(modified.len(), 2);
+    assert_eq!(modified[0].1.as_ref().map(|e| e[0].offset.clone()), Some(json!({ "offset": 3 }).as_object().cloned()));
+    assert_eq!(modified[1], ("mm2".to_string(), None), "DELETE resets");
+    // Java's resource checks the body before it looks for the connector.
+    let (code, body) = call(&api, "PATCH", "/connectors/nope/offsets", br#"{"offsets":[]}"#);
+    assert_eq!((code, body["message"].as_str()), (400, Some("Partitions / offsets need to be provided for an alter offsets request")));
+    assert_eq!(call(&api, "PATCH", "/connectors/nope/offsets", patch).0, 404);
+    assert_eq!(call(&api, "POST", "/connectors/mm2/offsets", b"").0, 405);
+    assert_eq!(api.modified.lock().unwrap().len(), 2, "refused calls reached nothing");
 }

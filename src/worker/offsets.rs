@@ -1,0 +1,419 @@
+//! KIP-875's offsets endpoints, as Connect 3.9 answers them:
+//! `GET|PATCH|DELETE /connectors/{name}/offsets`.
+//!
+//! A connector's positions are the records under its name in the worker's
+//! offsets topic (`offset.storage.topic`): GET lists them, PATCH writes the
+//! given ones, DELETE writes a tombstone for each. For a
+//! MirrorSourceConnector that alone would change nothing: its run
+//! continues from the LATER of its flow group's committed offset on the
+//! source and the offsets topic's position + 1 (`connect_offsets`), so the
+//! group's own offset would win over a position moved back. So PATCH also
+//! commits offset + 1 for the group (backwards too), and DELETE deletes the
+//! group's committed offsets, before the offsets topic is written: a
+//! resumed connector then continues exactly where it was told, or from the
+//! beginning, as Java's would.
+//!
+//! Only a STOPPED connector's offsets may change (Java's 400 otherwise),
+//! and only once its run on this worker has ended and handed back its last
+//! positions; a resume applied meanwhile waits for the change to be written
+//! (`Worker::modifying`). Another worker of the group still running the
+//! connector keeps the group active, and the source then refuses the
+//! group change: nothing is written and the error says so.
+
+mod java;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use log::{info, warn};
+use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::ClientConfig;
+use serde_json::{json, Map, Value};
+
+use super::rest::ApiError;
+use super::store::TargetState;
+use super::{lock, Worker, DRAIN_TIMEOUT};
+use crate::front::connect;
+use crate::front::mm2::connector::Kind;
+use crate::kafka::admin::{admin_client, admin_config, block_on};
+use crate::kafka::groups::{self, GroupError, GroupOffset};
+use crate::kafka::topic_reader::{self, Partitions};
+use crate::plan::filter::TopicFilter;
+use crate::plan::partitioner::java_partition;
+
+/// A connector's config, in the order it was given.
+type Config = Vec<(String, String)>;
+
+/// How long a read of the whole offsets topic may go without progress, and
+/// how long a write may take to be acknowledged.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// One (partition, offset) of a PATCH body; `offset` None is a JSON null:
+/// remove the partition's position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub partition: Option<Map<String, Value>>,
+    pub offset: Option<Map<String, Value>>,
+}
+
+/// A PATCH body, `{"offsets":[{"partition":{..},"offset":{..}}, ..]}`.
+/// Missing, null or empty offsets are Java's 400.
+pub fn parse_alter(body: &[u8]) -> Result<Vec<Entry>, ApiError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| ApiError::new(400, format!("Request body is not valid JSON: {e}")))?;
+    let list = match v.get("offsets") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_) | Value::Null) | None => return Err(ApiError::new(400, "Partitions / offsets need to be provided for an alter offsets request")),
+        Some(other) => return Err(ApiError::new(400, format!("\"offsets\" must be a JSON array of {{\"partition\":{{..}},\"offset\":{{..}}}}, not {other}"))),
+    };
+    list.iter().map(entry).collect()
+}
+
+fn entry(v: &Value) -> Result<Entry, ApiError> {
+    let map = |field: &str| match v.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(other) => Err(ApiError::new(400, format!("each \"{field}\" of \"offsets\" must be a JSON object (or null), not {other}"))),
+    };
+    if !v.is_object() {
+        return Err(ApiError::new(400, format!("each element of \"offsets\" must be a JSON object {{\"partition\":{{..}},\"offset\":{{..}}}}, not {v}")));
+    }
+    Ok(Entry { partition: map("partition")?, offset: map("offset")? })
+}
+
+/// Java's answer to a PATCH or DELETE that was done.
+pub fn done(reset: bool) -> Value {
+    json!({ "message": format!("The offsets for this connector have been {} successfully", if reset { "reset" } else { "altered" }) })
+}
+
+fn not_stopped(name: &str) -> ApiError {
+    ApiError::new(
+        400,
+        format!(
+            "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by \
+             issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+        ),
+    )
+}
+
+/// A connector's positions in the offsets topic, folded in log order: the
+/// last record of a partition wins, a null value removes it. Partitions
+/// are told apart as Java's maps are (field order does not matter).
+#[derive(Debug, Default)]
+pub struct Stored {
+    entries: BTreeMap<String, (Value, Value)>,
+}
+
+fn identity(partition: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    sorted(partition).to_string()
+}
+
+impl Stored {
+    /// Folds one record in; records of other connectors and keys that are
+    /// not Connect's `[name, {partition}]` are not this connector's.
+    pub fn apply(&mut self, connector: &str, key: Option<&[u8]>, value: Option<&[u8]>) {
+        let Some(Ok(Value::Array(key))) = key.map(serde_json::from_slice::<Value>) else { return };
+        let [Value::String(name), partition @ Value::Object(_)] = key.as_slice() else { return };
+        if name != connector {
+            return;
+        }
+        let id = identity(partition);
+        match value.map(serde_json::from_slice::<Value>) {
+            None | Some(Ok(Value::Null)) => {
+                self.entries.remove(&id);
+            }
+            Some(Ok(offset)) => {
+                self.entries.insert(id, (partition.clone(), offset));
+            }
+            Some(Err(e)) => warn!("offsets of connector {connector}: a value that is not JSON is skipped ({e})"),
+        }
+    }
+
+    /// GET's body: `{"offsets":[{"partition":{..},"offset":{..}}, ..]}`,
+    /// the fields of each map in the order Java's JSON has them.
+    pub fn body(&self) -> Value {
+        let list: Vec<Value> = self.entries.values().map(|(p, o)| json!({ "partition": java::java_order(p), "offset": java::java_order(o) })).collect();
+        json!({ "offsets": list })
+    }
+
+    pub fn partitions(&self) -> impl Iterator<Item = &Value> {
+        self.entries.values().map(|(p, _)| p)
+    }
+}
+
+/// Reads `connector`'s positions from the whole offsets `topic`, read
+/// committed as Connect's reader does.
+fn read_stored(reader: &ClientConfig, topic: &str, connector: &str) -> Result<Stored, ApiError> {
+    let mut c = admin_config(reader);
+    c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("isolation.level", "read_committed");
+    let consumer: BaseConsumer = c.create().map_err(|e| ApiError::new(500, format!("cannot create a reader of {topic}: {e}")))?;
+    let mut stored = Stored::default();
+    topic_reader::read_to_end(&consumer, topic, Partitions::All, PATIENCE, &|| false, |m| stored.apply(connector, m.key(), m.payload()))
+        .map_err(|e| ApiError::new(500, format!("Failed to retrieve offsets for source connector {connector}: cannot read {topic}: {e}")))?;
+    Ok(stored)
+}
+
+/// The offsets topic's partition count, after creating it as Java's worker
+/// does at its start (compacted, `offset.storage.*`) when it is missing.
+fn offsets_partitions(w: &Worker) -> Result<i32, String> {
+    let s = &w.cfg.settings;
+    let topic = &s.offset_storage_topic;
+    let admin = admin_client(&w.cfg.cluster.client_config()).map_err(|e| format!("cannot create an admin client: {e}"))?;
+    let count = |admin: &crate::kafka::admin::Admin| -> Result<Option<i32>, String> {
+        let md = admin.inner().fetch_metadata(Some(topic), PATIENCE).map_err(|e| format!("cannot read the metadata of {topic}: {e}"))?;
+        Ok(md.topics().iter().find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()).map(|t| t.partitions().len() as i32))
+    };
+    if let Some(n) = count(&admin)? {
+        return Ok(n);
+    }
+    let rf = if s.offset_storage_replication_factor > 0 { i32::from(s.offset_storage_replication_factor) } else { 3 };
+    let new = NewTopic::new(topic, s.offset_storage_partitions.max(1), TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
+    let opts = AdminOptions::new().operation_timeout(Some(PATIENCE)).request_timeout(Some(PATIENCE));
+    let _ = block_on(admin.create_topics(&[new], &opts));
+    let until = Instant::now() + PATIENCE;
+    while Instant::now() < until {
+        if let Some(n) = count(&admin)? {
+            return Ok(n);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Err(format!("{topic} does not exist and could not be created (offset.storage.partitions={}, replication factor {rf})", s.offset_storage_partitions))
+}
+
+/// Writes `records` (key, value or tombstone) to the offsets topic, each in
+/// the partition Java's producer gives its key, and waits for every ack.
+fn write_records(w: &Worker, records: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), String> {
+    let topic = &w.cfg.settings.offset_storage_topic;
+    let partitions = offsets_partitions(w)?;
+    let mut p = admin_config(&w.cfg.cluster.client_config());
+    p.set("acks", "all").set("enable.idempotence", "true");
+    let producer: BaseProducer<Acks> = p.create_with_context(Acks::default()).map_err(|e| format!("cannot create a producer: {e}"))?;
+    for (key, value) in records {
+        let mut r = BaseRecord::<[u8], [u8]>::to(topic).partition(java_partition(key, partitions)).key(key.as_slice());
+        if let Some(v) = value {
+            r = r.payload(v.as_slice());
+        }
+        producer.send(r).map_err(|(e, _)| format!("cannot queue a record for {topic}: {e}"))?;
+    }
+    producer.flush(PATIENCE).map_err(|e| format!("{topic} did not acknowledge within {}s: {e}", PATIENCE.as_secs()))?;
+    // A refused record leaves the queue as a failed delivery: the flush
+    // alone does not tell.
+    let failed = lock(&producer.context().failed).clone();
+    match failed {
+        Some((n, last)) => Err(format!("{topic} refused {n} of {} record(s) ({last}); check that this worker may write to it", records.len())),
+        None => Ok(()),
+    }
+}
+
+/// The refused deliveries of a write: how many, and the last reason.
+#[derive(Default)]
+struct Acks {
+    failed: std::sync::Mutex<Option<(usize, String)>>,
+}
+
+impl rdkafka::ClientContext for Acks {}
+
+impl rdkafka::producer::ProducerContext for Acks {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &rdkafka::producer::DeliveryResult<'_>, _: ()) {
+        if let Err((e, _)) = result {
+            let mut f = lock(&self.failed);
+            let n = f.as_ref().map_or(0, |(n, _)| *n) + 1;
+            *f = Some((n, e.to_string()));
+        }
+    }
+}
+
+/// What a MirrorSourceConnector's positions also live in: its flow's
+/// group on the source.
+struct SourceSide {
+    group: String,
+    source: ClientConfig,
+    alias: String,
+    filter: Arc<TopicFilter>,
+}
+
+fn source_side(plan: &connect::ConnectorPlan) -> Option<SourceSide> {
+    let flow = plan.plan.flows.first()?;
+    let spec = flow.connect_offsets.as_ref()?;
+    Some(SourceSide {
+        group: flow.source.group_id.clone()?,
+        source: admin_config(&flow.source.client_config()),
+        alias: spec.source_alias.clone(),
+        filter: flow.filter.clone(),
+    })
+}
+
+/// The (topic, partition) a partition map names for this source, when it
+/// is exactly the shape the connector's own positions have.
+fn own_partition(side: &SourceSide, p: &Map<String, Value>) -> Option<(String, i32)> {
+    let (cluster, topic, partition) = (p.get("cluster")?.as_str()?, p.get("topic")?.as_str()?, p.get("partition")?.as_i64()?);
+    // A topic the connector does not copy is not the group's business: its
+    // position goes to the offsets topic only, as Java's would.
+    (p.len() == 3 && cluster == side.alias && side.filter.matches(topic)).then(|| (topic.to_string(), partition as i32))
+}
+
+fn group_error(side: &SourceSide, what: &str, e: GroupError) -> ApiError {
+    ApiError::new(500, format!("Failed to {what} the offsets of the connector's consumer group '{}' on the source: {e}; nothing was written", side.group))
+}
+
+impl SourceSide {
+    /// Commits offset + 1 for each given position of this source, and
+    /// deletes the group's offset of each given tombstone.
+    fn alter(&self, entries: &[Entry]) -> Result<(), ApiError> {
+        let admin = groups::admin_consumer(&self.source).map_err(|e| ApiError::new(500, format!("cannot create a group admin client: {e}")))?;
+        let (mut commit, mut delete) = (Vec::new(), Vec::new());
+        for e in entries {
+            let Some((topic, partition)) = e.partition.as_ref().and_then(|p| own_partition(self, p)) else { continue };
+            match e.offset.as_ref().and_then(|o| o.get("offset")).and_then(Value::as_i64) {
+                Some(last) => commit.push(GroupOffset { topic, partition, offset: last + 1, metadata: String::new() }),
+                None => delete.push((topic, partition)),
+            }
+        }
+        groups::alter_group_offsets(admin.client(), &self.group, &commit).map_err(|e| group_error(self, "alter", e))?;
+        groups::delete_group_offsets(admin.client(), &self.group, &delete).map_err(|e| group_error(self, "delete", e))?;
+        info!("group {}: {} offset(s) committed, {} deleted for an offsets alteration", self.group, commit.len(), delete.len());
+        Ok(())
+    }
+
+    /// Deletes the group's committed offsets of every topic the connector copies.
+    fn reset(&self) -> Result<(), ApiError> {
+        let admin = groups::admin_consumer(&self.source).map_err(|e| ApiError::new(500, format!("cannot create a group admin client: {e}")))?;
+        let committed = groups::group_offsets(admin.client(), &self.group).map_err(|e| group_error(self, "read", e))?;
+        let mine: Vec<(String, i32)> = committed.into_iter().filter(|o| self.filter.matches(&o.topic)).map(|o| (o.topic, o.partition)).collect();
+        groups::delete_group_offsets(admin.client(), &self.group, &mine).map_err(|e| group_error(self, "delete", e))?;
+        info!("group {}: {} committed offset(s) deleted for an offsets reset", self.group, mine.len());
+        Ok(())
+    }
+}
+
+impl Worker {
+    /// GET: the connector's positions in the offsets topic, in any state.
+    pub(super) fn connector_offsets(&self, name: &str) -> Result<Value, ApiError> {
+        if !lock(&self.connectors).contains_key(name) {
+            return Err(ApiError::not_found(name));
+        }
+        Ok(read_stored(&self.cfg.cluster_reader.client_config(), &self.cfg.settings.offset_storage_topic, name)?.body())
+    }
+
+    /// PATCH (`Some`) or DELETE (`None`).
+    pub(super) fn modify_offsets(&self, name: &str, entries: Option<Vec<Entry>>) -> Result<Value, ApiError> {
+        let (_one_at_a_time, config) = self.stopped_config(name)?;
+        let plan =
+            connect::plan(name, &config, &self.cfg, DRAIN_TIMEOUT).map_err(|e| ApiError::new(500, format!("Connector configuration is invalid: {e}")))?;
+        let side = if plan.kind == Kind::Source { source_side(&plan) } else { None };
+        let reset = entries.is_none();
+        let entries = match entries {
+            Some(e) => e,
+            None => {
+                let stored = read_stored(&self.cfg.cluster_reader.client_config(), &self.cfg.settings.offset_storage_topic, name)?;
+                stored.partitions().map(|p| Entry { partition: p.as_object().cloned(), offset: None }).collect()
+            }
+        };
+        for e in &entries {
+            java::validate(plan.kind, e.partition.as_ref(), e.offset.as_ref()).map_err(|m| ApiError::new(500, m))?;
+        }
+        if let Some(side) = &side {
+            if reset {
+                side.reset()?;
+            } else {
+                side.alter(&entries)?;
+            }
+        }
+        let records: Vec<(Vec<u8>, Option<Vec<u8>>)> = entries
+            .iter()
+            .map(|e| {
+                let p = e.partition.clone().map_or(Value::Null, Value::Object);
+                let v = e.offset.as_ref().map(|o| {
+                    let mut s = String::new();
+                    java::push_json(&mut s, &Value::Object(o.clone()));
+                    s.into_bytes()
+                });
+                (java::key_bytes(name, &p), v)
+            })
+            .collect();
+        // Nothing stored and nothing given (a reset of a connector that never
+        // wrote a position): nothing to write, as Java writes nothing then.
+        if !records.is_empty() {
+            write_records(self, &records).map_err(|e| ApiError::new(500, format!("Failed to modify offsets for source connector {name}: {e}")))?;
+        }
+        info!("connector {name}: {} position(s) {} in {}", records.len(), if reset { "reset" } else { "altered" }, self.cfg.settings.offset_storage_topic);
+        Ok(done(reset))
+    }
+
+    /// The connector's config once it is STOPPED and its run here has
+    /// ended (a run still draining is waited for: it hands back its last
+    /// positions as it ends, which would overwrite the change), with
+    /// `modifying` held so that no run starts until the change is written.
+    /// The run is waited for without holding it: the thread that ends runs
+    /// may be waiting for it to start another connector.
+    fn stopped_config(&self, name: &str) -> Result<(std::sync::MutexGuard<'_, ()>, Config), ApiError> {
+        let until = Instant::now() + DRAIN_TIMEOUT + Duration::from_secs(10);
+        let stopped = |map: &BTreeMap<String, super::Connector>| -> Result<Option<Config>, ApiError> {
+            let c = map.get(name).ok_or_else(|| ApiError::not_found(name))?;
+            if c.target != Some(TargetState::Stopped) {
+                return Err(not_stopped(name));
+            }
+            Ok((c.run.is_none() && c.ending == 0).then(|| c.config.clone()))
+        };
+        loop {
+            if stopped(&lock(&self.connectors))?.is_some() {
+                let guard = lock(&self.modifying);
+                if let Some(config) = stopped(&lock(&self.connectors))? {
+                    return Ok((guard, config));
+                }
+            }
+            if Instant::now() >= until {
+                return Err(ApiError::new(409, format!("Connector {name} is STOPPED but its run has not ended yet; try again in a moment")));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_body_needs_offsets() {
+        let msg = "Partitions / offsets need to be provided for an alter offsets request";
+        for body in [&br#"{}"#[..], br#"{"offsets":[]}"#, br#"{"offsets":null}"#] {
+            assert_eq!(parse_alter(body), Err(ApiError::new(400, msg)), "{}", String::from_utf8_lossy(body));
+        }
+        let e = parse_alter(br#"{"offsets":[{"partition":"p","offset":{"offset":1}}]}"#).unwrap_err();
+        assert_eq!(e.code, 400);
+        assert!(e.message.contains("\"partition\" of \"offsets\" must be a JSON object"), "{}", e.message);
+        let ok = parse_alter(br#"{"offsets":[{"partition":{"cluster":"A"},"offset":null}]}"#).unwrap();
+        assert_eq!(ok, vec![Entry { partition: Some(json!({ "cluster": "A" }).as_object().unwrap().clone()), offset: None }]);
+    }
+
+    #[test]
+    fn the_last_record_of_a_partition_wins_whatever_its_field_order() {
+        let mut s = Stored::default();
+        s.apply("c", Some(br#"["c",{"cluster":"A","partition":0,"topic":"t"}]"#), Some(br#"{"offset":1}"#));
+        s.apply("c", Some(br#"["c",{"topic":"t","partition":0,"cluster":"A"}]"#), Some(br#"{"offset":7}"#));
+        s.apply("c", Some(br#"["c",{"cluster":"A","partition":1,"topic":"t"}]"#), Some(br#"{"offset":3}"#));
+        s.apply("c", Some(br#"["other",{"cluster":"A","partition":0,"topic":"t"}]"#), Some(br#"{"offset":9}"#));
+        s.apply("c", Some(b"not json"), Some(br#"{"offset":9}"#));
+        s.apply("c", Some(br#"["c",{"cluster":"A","partition":1,"topic":"t"}]"#), None);
+        let body = s.body();
+        assert_eq!(body, json!({ "offsets": [{ "partition": { "cluster": "A", "partition": 0, "topic": "t" }, "offset": { "offset": 7 } }] }));
+        // Java's field order in the answer, not the record's.
+        assert_eq!(body.to_string(), r#"{"offsets":[{"partition":{"cluster":"A","partition":0,"topic":"t"},"offset":{"offset":7}}]}"#);
+    }
+}
