@@ -238,6 +238,24 @@ pub struct Landed {
 
 /// Reads a topic from the beginning up to the end offsets it has now, on
 /// every partition (the tests read after the mirror has stopped).
+/// A partition's (low, high) watermarks, asked again while the broker
+/// answers with a passing error (a topic just created answers
+/// NotLeaderForPartition until its leader is elected); panics with the
+/// last error after DEADLINE.
+pub fn watermarks<C: rdkafka::consumer::ConsumerContext>(c: &BaseConsumer<C>, topic: &str, partition: i32) -> (i64, i64) {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        match c.fetch_watermarks(topic, partition, Duration::from_secs(15)) {
+            Ok(w) => return w,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("watermarks of {topic}-{partition}: {e}; asking again");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => panic!("watermarks of {topic}-{partition}: {e} (for {DEADLINE:?})"),
+        }
+    }
+}
+
 pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let parts = partitions_of(bootstrap, topic).unwrap_or(0);
     let mut out = Vec::new();
@@ -255,7 +273,7 @@ pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let mut remaining: HashMap<i32, i64> = HashMap::new();
     for p in 0..parts as i32 {
         list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
-        let (low, high) = c.fetch_watermarks(topic, p, Duration::from_secs(15)).unwrap();
+        let (low, high) = watermarks(&c, topic, p);
         if high > low {
             remaining.insert(p, high);
         }
@@ -303,7 +321,7 @@ pub fn committed_and_end(bootstrap: &str, group: &str, topic: &str) -> Vec<(i32,
         .elements()
         .iter()
         .map(|e| {
-            let (_, high) = c.fetch_watermarks(topic, e.partition(), Duration::from_secs(15)).unwrap();
+            let (_, high) = watermarks(&c, topic, e.partition());
             let off = match e.offset() {
                 Offset::Offset(o) => Some(o),
                 _ => None,
@@ -845,7 +863,7 @@ pub fn read_checkpoints(topic: &str) -> Vec<mirror_maker::formats::Checkpoint> {
         return Vec::new();
     }
     let c: BaseConsumer = ClientConfig::new().set("bootstrap.servers", target()).set("group.id", unique("cp-read")).create().unwrap();
-    let (_, high) = c.fetch_watermarks(topic, 0, Duration::from_secs(15)).unwrap();
+    let (_, high) = watermarks(&c, topic, 0);
     let mut tpl = TopicPartitionList::new();
     tpl.add_partition_offset(topic, 0, Offset::Beginning).unwrap();
     c.assign(&tpl).unwrap();
