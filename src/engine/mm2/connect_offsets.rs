@@ -52,6 +52,7 @@ use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::{ConnectOffsets, Flow};
 
+pub mod file;
 mod json;
 
 use json::{decode_key, decode_value, Key};
@@ -80,6 +81,8 @@ pub enum ConnectOffsetsError {
     Group { group: String, source: GroupError },
     /// A client could not be made from the settings.
     Client { what: String, error: KafkaError },
+    /// Java Connect standalone's offsets file could not be read or written.
+    File(file::FileError),
 }
 
 impl ConnectOffsetsError {
@@ -108,6 +111,7 @@ impl fmt::Display for ConnectOffsetsError {
             ),
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
             ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
+            ConnectOffsetsError::File(e) => write!(f, "{e}"),
         }
     }
 }
@@ -118,6 +122,7 @@ impl std::error::Error for ConnectOffsetsError {
             ConnectOffsetsError::Unreachable { error, .. } | ConnectOffsetsError::Client { error, .. } => Some(error),
             ConnectOffsetsError::Read { error, .. } => Some(error),
             ConnectOffsetsError::Group { source, .. } => Some(source),
+            ConnectOffsetsError::File(e) => Some(e),
         }
     }
 }
@@ -242,6 +247,18 @@ fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::
     open
 }
 
+/// The positions of the flow from `cluster` in Java Connect standalone's
+/// offsets file (the same keys and values as the topic's, in a map); None
+/// when there is no file yet.
+pub fn read_file_positions(path: &std::path::Path, connector: &str, cluster: &str) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
+    let Some(entries) = file::load(path).map_err(ConnectOffsetsError::File)? else { return Ok(None) };
+    let mut positions = JavaPositions::default();
+    for (key, value) in &entries {
+        positions.apply(connector, cluster, Some(key), value.as_deref(), &path.display().to_string());
+    }
+    Ok(Some(positions))
+}
+
 // ---------------------------------------------------------------------------
 // Taking over.
 
@@ -329,8 +346,12 @@ fn take_over(
     source: &ClientConfig,
     shutdown: &Shutdown,
 ) -> Result<JavaPositions, ConnectOffsetsError> {
-    let Some(mut java) = read_positions(target, &spec.topic, &spec.connector, &spec.source_alias, &|| shutdown.stopping())? else {
-        info!("[{}] no {} on the target: no Java MirrorMaker 2 positions to continue from", flow.name, spec.topic);
+    let read = match &spec.file {
+        Some(path) => read_file_positions(path, &spec.connector, &spec.source_alias)?,
+        None => read_positions(target, &spec.topic, &spec.connector, &spec.source_alias, &|| shutdown.stopping())?,
+    };
+    let Some(mut java) = read else {
+        info!("[{}] no {}: no Java MirrorMaker 2 positions to continue from", flow.name, where_kept(spec));
         return Ok(JavaPositions::default());
     };
     if java.malformed > 0 {
@@ -357,7 +378,7 @@ fn take_over(
     // Java keeps positions of topics it no longer mirrors; they are not ours.
     java.offsets.retain(|(topic, _), _| flow.filter.matches(topic));
     if java.offsets.is_empty() {
-        info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, spec.topic);
+        info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, where_kept(spec));
         return Ok(java);
     }
     let admin = groups::admin_consumer(source).map_err(|error| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), error })?;
@@ -415,12 +436,20 @@ fn take_over(
          committed offset; {} kept the group's own committed offset, at or past Java's; {gone} no longer exist at the source; {} records \
          of other connectors or clusters ignored)",
         flow.name,
-        spec.topic,
+        where_kept(spec),
         choice.past_own.len(),
         choice.kept,
         java.others
     );
     Ok(java)
+}
+
+/// Where the positions are kept, for messages.
+fn where_kept(spec: &ConnectOffsets) -> String {
+    match &spec.file {
+        Some(path) => format!("offsets file {}", path.display()),
+        None => format!("{} on the target", spec.topic),
+    }
 }
 
 /// Where the partitions of Java's positions continue.
@@ -529,6 +558,9 @@ impl HandBack {
             Ok(a) => a,
             Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a group admin client: {e}"),
         };
+        if let Some(path) = self.setup.spec.file.clone() {
+            return self.run_to_file(admin.client(), &path);
+        }
         let mut p = admin_config(&self.setup.target);
         p.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
         let producer: BaseProducer<Acks> = match p.create_with_context(Acks::default()) {
@@ -560,6 +592,43 @@ impl HandBack {
             std::thread::sleep(Duration::from_millis(100));
         }
         info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.setup.spec.topic);
+    }
+
+    /// The hand-back to Java Connect standalone's offsets file: the same
+    /// rounds, each one read-merge-replace of the file.
+    fn run_to_file<C: ClientContext>(mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) {
+        let mut total = 0usize;
+        let mut next = Instant::now() + self.setup.interval;
+        loop {
+            let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
+            if finishing || Instant::now() >= next {
+                match self.write_changed_to_file(admin, path) {
+                    Ok(k) => total += k,
+                    Err(e) => warn!("[{}] positions not written to the offsets file this time: {e}", self.setup.name),
+                }
+                next = Instant::now() + self.setup.interval;
+            }
+            if finishing {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        info!("[{}] {total} position(s) written to the offsets file {} over the run", self.setup.name, path.display());
+    }
+
+    fn write_changed_to_file<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) -> Result<usize, String> {
+        let committed = groups::group_offsets(admin, &self.setup.group).map_err(|e| e.to_string())?;
+        let changed = changed_positions(&committed, &self.setup.written);
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let spec = &self.setup.spec;
+        let entries: Vec<file::Entry> =
+            changed.iter().map(|((topic, p), offset)| (encode_key(&spec.connector, &spec.source_alias, topic, *p), Some(encode_value(*offset)))).collect();
+        file::update(path, &entries).map_err(|e| e.to_string())?;
+        let n = changed.len();
+        self.setup.written.extend(changed);
+        Ok(n)
     }
 
     /// The topic's partition count, after creating it as Java's Connect
