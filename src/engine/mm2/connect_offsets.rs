@@ -55,6 +55,8 @@ use crate::plan::{ConnectOffsets, Flow};
 pub mod file;
 mod json;
 
+pub use file::read_file_positions;
+
 use json::{decode_key, decode_value, Key};
 pub use json::{encode_key, encode_value, partition_of, CONNECTOR};
 
@@ -245,18 +247,6 @@ fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::
         }
     }
     open
-}
-
-/// The positions of the flow from `cluster` in Java Connect standalone's
-/// offsets file (the same keys and values as the topic's, in a map); None
-/// when there is no file yet.
-pub fn read_file_positions(path: &std::path::Path, connector: &str, cluster: &str) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
-    let Some(entries) = file::load(path).map_err(ConnectOffsetsError::File)? else { return Ok(None) };
-    let mut positions = JavaPositions::default();
-    for (key, value) in &entries {
-        positions.apply(connector, cluster, Some(key), value.as_deref(), &path.display().to_string());
-    }
-    Ok(Some(positions))
 }
 
 // ---------------------------------------------------------------------------
@@ -592,43 +582,6 @@ impl HandBack {
             std::thread::sleep(Duration::from_millis(100));
         }
         info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.setup.spec.topic);
-    }
-
-    /// The hand-back to Java Connect standalone's offsets file: the same
-    /// rounds, each one read-merge-replace of the file.
-    fn run_to_file<C: ClientContext>(mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) {
-        let mut total = 0usize;
-        let mut next = Instant::now() + self.setup.interval;
-        loop {
-            let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
-            if finishing || Instant::now() >= next {
-                match self.write_changed_to_file(admin, path) {
-                    Ok(k) => total += k,
-                    Err(e) => warn!("[{}] positions not written to the offsets file this time: {e}", self.setup.name),
-                }
-                next = Instant::now() + self.setup.interval;
-            }
-            if finishing {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        info!("[{}] {total} position(s) written to the offsets file {} over the run", self.setup.name, path.display());
-    }
-
-    fn write_changed_to_file<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) -> Result<usize, String> {
-        let committed = groups::group_offsets(admin, &self.setup.group).map_err(|e| e.to_string())?;
-        let changed = changed_positions(&committed, &self.setup.written);
-        if changed.is_empty() {
-            return Ok(0);
-        }
-        let spec = &self.setup.spec;
-        let entries: Vec<file::Entry> =
-            changed.iter().map(|((topic, p), offset)| (encode_key(&spec.connector, &spec.source_alias, topic, *p), Some(encode_value(*offset)))).collect();
-        file::update(path, &entries).map_err(|e| e.to_string())?;
-        let n = changed.len();
-        self.setup.written.extend(changed);
-        Ok(n)
     }
 
     /// The topic's partition count, after creating it as Java's Connect
