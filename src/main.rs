@@ -84,6 +84,7 @@ fn main() {
         }
         cli::Invocation::Demo => demo::run(),
         cli::Invocation::Connect(path) => mirror_maker::worker::run(&path, exit).unwrap_or_else(|e| not_started(&e)),
+        cli::Invocation::ConnectStandalone(paths) => mirror_maker::worker::standalone::run(&paths, exit).unwrap_or_else(|e| not_started(&e)),
         cli::Invocation::Check(options) => check::run(&options),
         cli::Invocation::Mm2(options) if options.check => mm2::check::run(&options.config, &options.clusters),
         cli::Invocation::Run(options) => {

@@ -7,7 +7,7 @@
 //! What runs the plans (threads, storage topics, REST) is `crate::worker`,
 //! above both front-ends and the engine.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::front::mm2::connector::{self, Kind, BYTE_ARRAY_CONVERTER};
@@ -18,6 +18,8 @@ use crate::front::translate;
 use crate::kafka::settings::{ClientSettings, Role};
 use crate::plan::filter::TopicFilter;
 use crate::plan::{Ops, Plan};
+
+pub mod standalone;
 
 /// Connect's `listeners` default.
 pub const DEFAULT_LISTENER: &str = "http://:8083";
@@ -81,6 +83,9 @@ pub struct WorkerConfig {
     /// The worker's `key.converter` and `value.converter`, when given.
     pub converters: Vec<(String, String)>,
     pub scheduled_rebalance_max_delay_ms: i64,
+    /// A standalone worker's `offset.storage.file.filename`, where its
+    /// source connectors' positions live instead of the offsets topic.
+    pub offsets_file: Option<PathBuf>,
     pub warnings: Vec<String>,
     pub notices: Vec<String>,
 }
@@ -99,9 +104,19 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
                 .with_fix(format!("add e.g. {}", example(key))));
         }
     }
+    checked_worker(file, None)
+}
+
+/// A worker file whose required keys are there: distributed's, or a
+/// standalone worker's with its offsets file.
+fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>) -> Result<WorkerConfig, ConfigError> {
     let settings = connector::worker_settings(&file)?;
     let (mut warnings, mut notices) = (Vec::new(), Vec::new());
-    lint(&file, &mut warnings, &mut notices);
+    if offsets_file.is_some() {
+        standalone::lint(&file, &mut warnings, &mut notices);
+    } else {
+        lint(&file, &mut warnings, &mut notices);
+    }
     let bind = listener(&file)?;
     let worker_id = advertised(&file, &bind)?;
     let converters = ["key.converter", "value.converter"].iter().filter_map(|k| file.get(k).map(|p| (p.key.clone(), p.value.clone()))).collect();
@@ -125,10 +140,16 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
     }
     let cluster = translate::translate(&worker_client_file(&file), Role::Producer)?;
     // A consumer needs a group to be made; the reader never commits under it.
-    let mut reader_file = worker_client_file(&file);
-    reader_file.props.extend(file.get("group.id").cloned());
-    let cluster_reader = translate::translate(&reader_file, Role::Consumer)?;
-    Ok(WorkerConfig { file, settings, cluster, cluster_reader, bind, worker_id, converters, scheduled_rebalance_max_delay_ms, warnings, notices })
+    let cluster_reader = if offsets_file.is_some() {
+        // A standalone worker reads no topic of its own, and has no group.id
+        // to make a consumer with.
+        cluster.clone()
+    } else {
+        let mut reader_file = worker_client_file(&file);
+        reader_file.props.extend(file.get("group.id").cloned());
+        translate::translate(&reader_file, Role::Consumer)?
+    };
+    Ok(WorkerConfig { file, settings, cluster, cluster_reader, bind, worker_id, converters, scheduled_rebalance_max_delay_ms, offsets_file, warnings, notices })
 }
 
 fn example(key: &str) -> &'static str {
@@ -325,6 +346,7 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
             c.topic = worker.settings.offset_storage_topic.clone();
             c.partitions = worker.settings.offset_storage_partitions;
             c.replication_factor = worker.settings.offset_storage_replication_factor;
+            c.file = worker.offsets_file.clone();
         }
         if read.kind == Kind::Checkpoint {
             // Java's checkpoint connector copies no record: no topic is

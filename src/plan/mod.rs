@@ -98,6 +98,10 @@ pub struct ConnectOffsets {
     /// Write the flow's committed positions there while running
     /// (`--mm2.write.connect.offsets`), so Java MM2 can take over again.
     pub hand_back: bool,
+    /// Java Connect standalone's `offset.storage.file.filename`: the
+    /// positions are read from and written to this file instead of `topic`
+    /// (`--connect.standalone`).
+    pub file: Option<std::path::PathBuf>,
 }
 
 /// MirrorMaker 2's offset translation for one flow: offset-syncs learnt

@@ -20,6 +20,7 @@
 
 pub mod offsets;
 pub mod rest;
+pub mod standalone;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -69,7 +70,9 @@ struct Connector {
 /// The worker: its file, its storage and its connectors.
 pub struct Worker {
     cfg: WorkerConfig,
-    store: Store,
+    /// The config and status topics; None in standalone mode, where configs
+    /// live in memory as in Java's StandaloneHerder.
+    store: Option<Store>,
     connectors: Mutex<BTreeMap<String, Connector>>,
     cluster_id: String,
     /// Held while a connector's offsets change, and by a run's start:
@@ -116,11 +119,10 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     create_compacted(&client, &s.status_storage_topic, s.status_storage_replication_factor);
     let cluster_id = cluster_id(&client);
     let store = Store::new(&client, s.config_storage_topic.clone(), s.status_storage_topic.clone()).map_err(|e| WorkerError::Start(e.to_string()))?;
-    let worker = Arc::new(Worker { cfg, store, connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });
+    let worker = Arc::new(Worker { cfg, store: Some(store), connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });
     let tail_group = format!("{}.config-reader.{}", worker.cfg.settings.group_id, worker.cfg.worker_id);
     let (w, st) = (worker.clone(), stop.clone());
-    let reader = worker
-        .store
+    let reader = store_of(&worker)
         .tail(&worker.cfg.cluster_reader.client_config(), &tail_group, Arc::new(move || st.stopping()), move |batch| w.apply(batch))
         .map_err(|e| WorkerError::Start(e.to_string()))?;
     rest::serve(&worker.cfg.bind, worker.clone())
@@ -136,6 +138,10 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
         worker.stop_run(&name);
     }
     Ok(ExitStatus::Ok)
+}
+
+fn store_of(worker: &Worker) -> &Store {
+    worker.store.as_ref().expect("a distributed worker has its storage topics")
 }
 
 fn cluster_id(client: &rdkafka::ClientConfig) -> String {
@@ -300,8 +306,23 @@ impl Worker {
             None => return,
         };
         let value = store::status_value(state, trace.as_deref(), &self.cfg.worker_id);
-        if let Err(e) = self.store.write(&self.store.status_topic, &format!("status-connector-{name}"), Some(&value)) {
+        let Some(store) = &self.store else { return };
+        if let Err(e) = store.write(&store.status_topic, &format!("status-connector-{name}"), Some(&value)) {
             warn!("connector {name}: {e}");
+        }
+    }
+}
+
+impl Worker {
+    /// A config record: to the config topic, whose tail applies it on every
+    /// worker; in standalone mode applied here and now, in memory.
+    fn write_config(&self, key: &str, value: Option<&[u8]>) -> Result<(), ApiError> {
+        match &self.store {
+            Some(store) => store.write_config(key, value).map_err(unavailable),
+            None => {
+                self.apply(vec![store::decode(key.as_bytes(), value)]);
+                Ok(())
+            }
         }
     }
 }
@@ -330,7 +351,7 @@ impl Api for Worker {
         // Refused before it is stored: Java validates first too.
         connect::plan(name, &config, &self.cfg, DRAIN_TIMEOUT).map_err(|e| ApiError::new(400, format!("Connector configuration is invalid: {e}")))?;
         let is_new = !lock(&self.connectors).contains_key(name);
-        self.store.write_config(&format!("connector-{name}"), Some(&store::connector_value(&config))).map_err(unavailable)?;
+        self.write_config(&format!("connector-{name}"), Some(&store::connector_value(&config)))?;
         Ok(is_new)
     }
 
@@ -338,7 +359,7 @@ impl Api for Worker {
         if !lock(&self.connectors).contains_key(name) {
             return Err(ApiError::not_found(name));
         }
-        self.store.write_config(&format!("target-state-{name}"), Some(&store::target_value(state))).map_err(unavailable)
+        self.write_config(&format!("target-state-{name}"), Some(&store::target_value(state)))
     }
 
     fn restart(&self, name: &str) -> Result<(), ApiError> {
@@ -354,10 +375,12 @@ impl Api for Worker {
         if !lock(&self.connectors).contains_key(name) {
             return Err(ApiError::not_found(name));
         }
-        self.store.write_config(&format!("connector-{name}"), None).map_err(unavailable)?;
-        self.store.write_config(&format!("target-state-{name}"), None).map_err(unavailable)?;
-        if let Err(e) = self.store.write(&self.store.status_topic, &format!("status-connector-{name}"), None) {
-            warn!("connector {name}: {e}");
+        self.write_config(&format!("connector-{name}"), None)?;
+        self.write_config(&format!("target-state-{name}"), None)?;
+        if let Some(store) = &self.store {
+            if let Err(e) = store.write(&store.status_topic, &format!("status-connector-{name}"), None) {
+                warn!("connector {name}: {e}");
+            }
         }
         Ok(())
     }

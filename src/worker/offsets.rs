@@ -37,6 +37,7 @@ use serde_json::{json, Map, Value};
 use super::rest::ApiError;
 use super::store::TargetState;
 use super::{lock, Worker, DRAIN_TIMEOUT};
+use crate::engine::mm2::connect_offsets::file as offsets_file;
 use crate::front::connect;
 use crate::front::mm2::connector::Kind;
 use crate::kafka::admin::{admin_client, admin_config, block_on};
@@ -302,12 +303,41 @@ impl SourceSide {
 }
 
 impl Worker {
+    /// The connector's positions: in the offsets file of a standalone
+    /// worker (`offset.storage.file.filename`), else in the offsets topic.
+    fn stored(&self, name: &str) -> Result<Stored, ApiError> {
+        let Some(path) = &self.cfg.offsets_file else {
+            return read_stored(&self.cfg.cluster_reader.client_config(), &self.cfg.settings.offset_storage_topic, name);
+        };
+        let entries = offsets_file::load(path).map_err(|e| ApiError::new(500, format!("Failed to retrieve offsets for source connector {name}: {e}")))?;
+        let mut stored = Stored::default();
+        for (key, value) in entries.unwrap_or_default() {
+            stored.apply(name, Some(&key), value.as_deref());
+        }
+        Ok(stored)
+    }
+
+    /// Writes `records` where [`Self::stored`] reads them.
+    fn write(&self, records: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), String> {
+        match &self.cfg.offsets_file {
+            Some(path) => offsets_file::update(path, records).map_err(|e| e.to_string()),
+            None => write_records(self, records),
+        }
+    }
+
+    fn where_stored(&self) -> String {
+        match &self.cfg.offsets_file {
+            Some(path) => path.display().to_string(),
+            None => self.cfg.settings.offset_storage_topic.clone(),
+        }
+    }
+
     /// GET: the connector's positions in the offsets topic, in any state.
     pub(super) fn connector_offsets(&self, name: &str) -> Result<Value, ApiError> {
         if !lock(&self.connectors).contains_key(name) {
             return Err(ApiError::not_found(name));
         }
-        Ok(read_stored(&self.cfg.cluster_reader.client_config(), &self.cfg.settings.offset_storage_topic, name)?.body())
+        Ok(self.stored(name)?.body())
     }
 
     /// PATCH (`Some`) or DELETE (`None`).
@@ -320,7 +350,7 @@ impl Worker {
         let entries = match entries {
             Some(e) => e,
             None => {
-                let stored = read_stored(&self.cfg.cluster_reader.client_config(), &self.cfg.settings.offset_storage_topic, name)?;
+                let stored = self.stored(name)?;
                 stored.partitions().map(|p| Entry { partition: p.as_object().cloned(), offset: None }).collect()
             }
         };
@@ -349,9 +379,9 @@ impl Worker {
         // Nothing stored and nothing given (a reset of a connector that never
         // wrote a position): nothing to write, as Java writes nothing then.
         if !records.is_empty() {
-            write_records(self, &records).map_err(|e| ApiError::new(500, format!("Failed to modify offsets for source connector {name}: {e}")))?;
+            self.write(&records).map_err(|e| ApiError::new(500, format!("Failed to modify offsets for source connector {name}: {e}")))?;
         }
-        info!("connector {name}: {} position(s) {} in {}", records.len(), if reset { "reset" } else { "altered" }, self.cfg.settings.offset_storage_topic);
+        info!("connector {name}: {} position(s) {} in {}", records.len(), if reset { "reset" } else { "altered" }, self.where_stored());
         Ok(done(reset))
     }
 

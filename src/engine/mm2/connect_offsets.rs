@@ -52,7 +52,10 @@ use crate::kafka::topic_reader::{self, Partitions, ReadError};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::{ConnectOffsets, Flow};
 
+pub mod file;
 mod json;
+
+pub use file::read_file_positions;
 
 use json::{decode_key, decode_value, Key};
 pub use json::{encode_key, encode_value, partition_of, CONNECTOR};
@@ -80,6 +83,8 @@ pub enum ConnectOffsetsError {
     Group { group: String, source: GroupError },
     /// A client could not be made from the settings.
     Client { what: String, error: KafkaError },
+    /// Java Connect standalone's offsets file could not be read or written.
+    File(file::FileError),
 }
 
 impl ConnectOffsetsError {
@@ -108,6 +113,7 @@ impl fmt::Display for ConnectOffsetsError {
             ),
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
             ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
+            ConnectOffsetsError::File(e) => write!(f, "{e}"),
         }
     }
 }
@@ -118,6 +124,7 @@ impl std::error::Error for ConnectOffsetsError {
             ConnectOffsetsError::Unreachable { error, .. } | ConnectOffsetsError::Client { error, .. } => Some(error),
             ConnectOffsetsError::Read { error, .. } => Some(error),
             ConnectOffsetsError::Group { source, .. } => Some(source),
+            ConnectOffsetsError::File(e) => Some(e),
         }
     }
 }
@@ -329,8 +336,12 @@ fn take_over(
     source: &ClientConfig,
     shutdown: &Shutdown,
 ) -> Result<JavaPositions, ConnectOffsetsError> {
-    let Some(mut java) = read_positions(target, &spec.topic, &spec.connector, &spec.source_alias, &|| shutdown.stopping())? else {
-        info!("[{}] no {} on the target: no Java MirrorMaker 2 positions to continue from", flow.name, spec.topic);
+    let read = match &spec.file {
+        Some(path) => read_file_positions(path, &spec.connector, &spec.source_alias)?,
+        None => read_positions(target, &spec.topic, &spec.connector, &spec.source_alias, &|| shutdown.stopping())?,
+    };
+    let Some(mut java) = read else {
+        info!("[{}] no {}: no Java MirrorMaker 2 positions to continue from", flow.name, where_kept(spec));
         return Ok(JavaPositions::default());
     };
     if java.malformed > 0 {
@@ -357,7 +368,7 @@ fn take_over(
     // Java keeps positions of topics it no longer mirrors; they are not ours.
     java.offsets.retain(|(topic, _), _| flow.filter.matches(topic));
     if java.offsets.is_empty() {
-        info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, spec.topic);
+        info!("[{}] {} holds no positions of this flow: nothing to continue from Java MirrorMaker 2", flow.name, where_kept(spec));
         return Ok(java);
     }
     let admin = groups::admin_consumer(source).map_err(|error| ConnectOffsetsError::Client { what: "a group admin client for the source".into(), error })?;
@@ -415,12 +426,20 @@ fn take_over(
          committed offset; {} kept the group's own committed offset, at or past Java's; {gone} no longer exist at the source; {} records \
          of other connectors or clusters ignored)",
         flow.name,
-        spec.topic,
+        where_kept(spec),
         choice.past_own.len(),
         choice.kept,
         java.others
     );
     Ok(java)
+}
+
+/// Where the positions are kept, for messages.
+fn where_kept(spec: &ConnectOffsets) -> String {
+    match &spec.file {
+        Some(path) => format!("offsets file {}", path.display()),
+        None => format!("{} on the target", spec.topic),
+    }
 }
 
 /// Where the partitions of Java's positions continue.
@@ -529,6 +548,9 @@ impl HandBack {
             Ok(a) => a,
             Err(e) => return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a group admin client: {e}"),
         };
+        if let Some(path) = self.setup.spec.file.clone() {
+            return self.run_to_file(admin.client(), &path);
+        }
         let mut p = admin_config(&self.setup.target);
         p.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
         let producer: BaseProducer<Acks> = match p.create_with_context(Acks::default()) {

@@ -122,6 +122,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
             partitions: f.worker.offset_storage_partitions,
             replication_factor: f.worker.offset_storage_replication_factor,
             hand_back,
+            file: None,
         })),
     })
 }

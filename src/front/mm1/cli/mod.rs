@@ -202,6 +202,8 @@ pub enum Invocation {
     Check(Options),
     /// `--connect.distributed`: a Connect worker file.
     Connect(PathBuf),
+    /// `--connect.standalone`: a standalone worker file, then connector files.
+    ConnectStandalone(Vec<PathBuf>),
     Demo,
     /// Text for stdout, then exit 0 (`--help`, `--version`).
     Print(String),
@@ -238,6 +240,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     }
     if let Some(config) = CONNECT_DISTRIBUTED.read(&m) {
         return only_option(&m, CONNECT_DISTRIBUTED.name).map(|()| Invocation::Connect(config));
+    }
+    let standalone = CONNECT_STANDALONE.read(&m);
+    if !standalone.is_empty() {
+        return only_option(&m, CONNECT_STANDALONE.name).map(|()| Invocation::ConnectStandalone(standalone.into_iter().map(PathBuf::from).collect()));
     }
     if let Some(config) = MM2_CONFIG.read(&m) {
         return read_mm2_options(&m, config, notices).map(Invocation::Mm2);

@@ -215,6 +215,14 @@ pub(super) const CONNECT_DISTRIBUTED: Opt<Path> = Opt::new(
     "Run a Connect-compatible worker on a Connect worker file (connect-distributed.properties): Connect's REST API on `listeners` \
      (default http://:8083) runs MirrorMaker 2's three connectors, their configs kept in config.storage.topic. No other option applies.",
 );
+pub(super) const CONNECT_STANDALONE: Opt<Words> = Opt::new(
+    "connect.standalone",
+    "FILE",
+    Words,
+    "Run a Connect-compatible worker in standalone mode, as connect-standalone.sh: the worker file (connect-standalone.properties, with \
+     offset.storage.file.filename), then connector files (Java properties or JSON) whose connectors start at once. Connect's REST API \
+     on `listeners`; configs PUT there live in memory. No other option applies.",
+);
 pub(super) const DEMO: Opt<Flag> = Opt::flag("demo", Flag, "Run a self-contained demo: two in-process mock clusters, a real mirror between them, and a check.");
 pub(super) const HELP: Opt<Flag> = Opt::flag("help", Flag, "Print this help.");
 pub(super) const VERSION: Opt<Flag> = Opt::flag("version", Flag, "Print the version.");
@@ -262,6 +270,7 @@ pub(super) const OPTIONS: &[&dyn Spec] = &[
     &CLUSTERS,
     &MM2_WRITE_CONNECT_OFFSETS,
     &CONNECT_DISTRIBUTED,
+    &CONNECT_STANDALONE,
     &DEMO,
     &HELP,
     &VERSION,

@@ -1,0 +1,299 @@
+//! End-to-end, issue #28 item 2: Connect's standalone mode,
+//! `scripts/connect-standalone.sh worker.properties connector files...`
+//! (`mirror-maker --connect.standalone`), against real brokers; and Java's
+//! own `ConnectStandalone` (scripts/java-connect --standalone) taking over
+//! from ours and ours from it on one `offset.storage.file.filename`.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mirror_maker::engine::mm2::connect_offsets::read_file_positions;
+use serde_json::{json, Value};
+
+/// Java Connect needs 10-30 s to start here, and longer on a busy machine.
+const LONG: Duration = Duration::from_secs(240);
+const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
+
+/// A worker process (Java's or ours), its output in a file; killed when dropped.
+struct Worker {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Worker {
+    /// `scripts/<script> <args...>`.
+    fn start(script: &str, args: &[&Path]) -> Worker {
+        let log = std::env::temp_dir().join(format!("{}.log", unique(script)));
+        let out = std::fs::File::create(&log).unwrap();
+        let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script));
+        if script == "java-connect" {
+            cmd.arg("--standalone");
+        }
+        let child = cmd
+            .args(args)
+            .env("MIRROR_MAKER_BIN", bin())
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start scripts/{script}: {e}"));
+        Worker { child, log }
+    }
+
+    fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM (both scripts exec the process), then the exit status.
+    fn stop(&mut self) -> i32 {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + LONG;
+        while Instant::now() < deadline {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                use std::os::unix::process::ExitStatusExt;
+                return st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the worker did not stop within {LONG:?}; its log:\n{}", self.output());
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Deletes every topic carrying the test's id on both clusters when the
+/// test ends, passed or failed.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for bootstrap in [source(), target()] {
+            delete_topics_containing(&bootstrap, &self.0);
+        }
+    }
+}
+
+/// A REST port of this file's range (18500-18599), free now.
+fn rest_port() -> u16 {
+    (18500..18600).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18500-18599")
+}
+
+/// A standalone worker file as Connect's guide writes one, storage in
+/// `offsets`. Headers as bytes: Java's default SimpleHeaderConverter would
+/// rewrite them (the "seq" header "0" arrives as "MA=="), and the records
+/// Java copies could not be compared with what was produced.
+fn worker_file(dir: &Path, offsets: &Path, port: u16, extra: &str) -> PathBuf {
+    let file = dir.join("connect-standalone.properties");
+    let text = format!(
+        "bootstrap.servers={}\noffset.storage.file.filename={}\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n\
+         key.converter={BYTES}\nvalue.converter={BYTES}\nheader.converter={BYTES}\n{extra}",
+        target(),
+        offsets.display()
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// The guide's keys of a connector of `class` between aliases `a` and `b`.
+fn connector(name: &str, class: &str, (a, b): (&str, &str), topic: &str, group: &str) -> BTreeMap<String, String> {
+    let v = json!({
+        "name": name,
+        "connector.class": format!("org.apache.kafka.connect.mirror.{class}"),
+        "clusters": format!("{a},{b}"),
+        "source.cluster.alias": a, "target.cluster.alias": b,
+        "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target(),
+        "tasks.max": "1", "key.converter": BYTES, "value.converter": BYTES,
+        "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
+        "checkpoints.topic.replication.factor": "1", "heartbeats.topic.replication.factor": "1",
+        "offset-syncs.topic.location": "target", "sync.topic.acls.enabled": "false",
+        "topics": topic, "groups": group, "consumer.group.id": format!("{topic}-mirror"),
+        "emit.checkpoints.interval.seconds": "1", "emit.heartbeats.interval.seconds": "1",
+        "refresh.topics.interval.seconds": "2", "refresh.groups.interval.seconds": "2",
+    });
+    v.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect()
+}
+
+fn properties_file(path: &Path, config: &BTreeMap<String, String>) -> PathBuf {
+    std::fs::write(path, config.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>()).unwrap();
+    path.to_path_buf()
+}
+
+fn json_file(path: &Path, value: &Value) -> PathBuf {
+    std::fs::write(path, value.to_string()).unwrap();
+    path.to_path_buf()
+}
+
+/// Commits `group`'s positions on the source (no member needed).
+fn commit(group: &str, topic: &str, at: &[i64]) {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    let c: BaseConsumer = rdkafka::ClientConfig::new().set("bootstrap.servers", source()).set("group.id", group).create().unwrap();
+    let mut list = rdkafka::TopicPartitionList::new();
+    for (p, o) in at.iter().enumerate() {
+        list.add_partition_offset(topic, p as i32, rdkafka::Offset::Offset(*o)).unwrap();
+    }
+    c.commit(&list, CommitMode::Sync).expect("commit the group's positions");
+}
+
+/// The last replicated offset of each partition of `topic` in the offsets file.
+fn file_positions(file: &Path, connector: &str, alias: &str) -> BTreeMap<i32, i64> {
+    match read_file_positions(file, connector, alias) {
+        Ok(Some(p)) => p.offsets.into_iter().map(|((_, p), o)| (p, o)).collect(),
+        Ok(None) => BTreeMap::new(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn the_guides_three_connectors_from_files() {
+    require_clusters!();
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = ("Sa1", "Sb1");
+    let topic = format!("sa-orders-{id}");
+    let group = format!("sa-app-{id}");
+    create_topic(&source(), &topic, 3, &[]);
+    let records = sample_records(&topic, 60);
+    produce(&source(), &topic, &records);
+    commit(&group, &topic, &[5, 5, 5]);
+
+    let dir = std::env::temp_dir().join(unique("standalone"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let offsets = dir.join("connect.offsets");
+    let port = rest_port();
+    // group.id is a distributed worker's key: accepted with a warning naming it.
+    let worker = worker_file(&dir, &offsets, port, "group.id=left-over\n");
+    let src = properties_file(&dir.join("source.properties"), &connector("mm2-source-connector", "MirrorSourceConnector", (a, b), &topic, &group));
+    // The checkpoint connector as Connect's create request, the heartbeat
+    // connector as a bare config object: the two JSON shapes Java 3.9 reads.
+    let mut cp = connector("mm2-checkpoint-connector", "MirrorCheckpointConnector", (a, b), &topic, &group);
+    cp.remove("name");
+    let cp = json_file(&dir.join("checkpoint.json"), &json!({ "name": "mm2-checkpoint-connector", "config": cp }));
+    let hb = json_file(&dir.join("heartbeat.json"), &json!(connector("mm2-heartbeat-connector", "MirrorHeartbeatConnector", (a, b), &topic, &group)));
+
+    let mut w = Worker::start("connect-standalone.sh", &[&worker, &src, &cp, &hb]);
+    let remote = format!("{a}.{topic}");
+    wait_for(&format!("the 60 records in {remote}"), LONG, || read_topic(&target(), &remote).len() >= 60);
+    let landed = read_topic(&target(), &remote);
+    assert_eq!(assert_same_records(&remote, &records, &landed), 0, "no duplicates");
+
+    let cp_topic = format!("{a}.checkpoints.internal");
+    wait_for(&format!("checkpoints of {group} in {cp_topic}"), LONG, || {
+        let cps: Vec<_> = read_checkpoints(&cp_topic).into_iter().filter(|c| c.group == group && c.topic == remote).collect();
+        let parts: BTreeSet<i32> = cps.iter().filter(|c| c.upstream_offset == 5).map(|c| c.partition).collect();
+        parts.len() == 3
+    });
+
+    let (code, body) = curl("GET", &format!("http://127.0.0.1:{port}/connectors"), None);
+    assert_eq!(code, 200, "{body}");
+    let names: BTreeSet<String> = serde_json::from_str::<Vec<String>>(&body).unwrap().into_iter().collect();
+    let want: BTreeSet<String> = ["mm2-source-connector", "mm2-checkpoint-connector", "mm2-heartbeat-connector"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(names, want);
+    for name in &want {
+        let (code, body) = curl("GET", &format!("http://127.0.0.1:{port}/connectors/{name}/status"), None);
+        assert!(code == 200 && body.contains("\"RUNNING\""), "{name}: {code} {body}");
+    }
+    // The source positions reach the offsets file while running, in Java's format.
+    let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e - 1)).collect();
+    wait_for("the source positions in the offsets file", LONG, || file_positions(&offsets, "mm2-source-connector", a) == ends);
+
+    // KIP-875 on a standalone worker: the positions are the file's. GET
+    // shows them; stopped, partition 0 moved back by 10 and resumed copies
+    // exactly those 10 again, and the file catches up.
+    let base = format!("http://127.0.0.1:{port}/connectors/mm2-source-connector");
+    let (code, body) = curl("GET", &format!("{base}/offsets"), None);
+    assert_eq!(code, 200, "{body}");
+    let shown: BTreeMap<i32, i64> = serde_json::from_str::<Value>(&body).unwrap()["offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["partition"]["partition"].as_i64().unwrap() as i32, e["offset"]["offset"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(shown, ends, "GET offsets: {body}");
+    assert_eq!(curl("PUT", &format!("{base}/stop"), None).0, 202);
+    let back = ends[&0] - 10;
+    let patch = json_file(
+        &dir.join("patch.json"),
+        &json!({ "offsets": [{ "partition": { "cluster": a, "partition": 0, "topic": topic }, "offset": { "offset": back } }] }),
+    );
+    let mut altered = (0, String::new());
+    wait_for("PATCH accepted once the stopped run has ended", LONG, || {
+        altered = curl("PATCH", &format!("{base}/offsets"), Some(&patch));
+        altered.0 == 200
+    });
+    assert!(altered.1.contains("altered successfully"), "{altered:?}");
+    assert_eq!(file_positions(&offsets, "mm2-source-connector", a)[&0], back, "the file holds the PATCHed position");
+    assert_eq!(curl("PUT", &format!("{base}/resume"), None).0, 202);
+    wait_for("partition 0's last 10 records copied again", LONG, || read_topic(&target(), &remote).len() >= 70);
+    wait_for("the file caught up again", LONG, || file_positions(&offsets, "mm2-source-connector", a) == ends);
+    let again = read_topic(&target(), &remote);
+    let twice: BTreeMap<i32, usize> = again.iter().fold(BTreeMap::new(), |mut m, l| {
+        *m.entry(l.partition).or_default() += 1;
+        m
+    });
+    let per_partition: BTreeMap<i32, usize> = ends.iter().map(|(p, e)| (*p, (*e + 1) as usize + if *p == 0 { 10 } else { 0 })).collect();
+    assert_eq!(twice, per_partition, "exactly partition 0's last 10 records copied again");
+
+    assert_eq!(w.stop(), 0, "SIGTERM exits 0; log:\n{}", w.output());
+    let log = w.output();
+    assert!(log.contains("group.id is a distributed worker's key and has no effect in standalone mode"), "{log}");
+}
+
+#[test]
+#[ignore = "needs clusters and Java"]
+fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
+    require_clusters!();
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = ("Sa2", "Sb2");
+    let topic = format!("sa-moves-{id}");
+    create_topic(&source(), &topic, 3, &[]);
+    let all = sample_records(&topic, 90);
+    let dir = std::env::temp_dir().join(unique("standalone-java"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let offsets = dir.join("connect.offsets");
+    // One worker file and one connector file for both: a drop-in takes Java's.
+    let worker = worker_file(&dir, &offsets, rest_port(), "");
+    let name = "mm2-source-connector";
+    let src = properties_file(&dir.join("source.properties"), &connector(name, "MirrorSourceConnector", (a, b), &topic, "unused-group"));
+    let remote = format!("{a}.{topic}");
+
+    // Each phase: a third of the records produced, a worker started, until
+    // the target has every record so far, stopped. Records of a partition
+    // are copied in order, so duplicates of earlier ones land before the
+    // last new ones do and are counted.
+    let phases = [("java-connect", "Java"), ("connect-standalone.sh", "ours"), ("java-connect", "Java again")];
+    for (i, (script, who)) in phases.iter().enumerate() {
+        let so_far = &all[..30 * (i + 1)];
+        produce(&source(), &topic, &all[30 * i..30 * (i + 1)]);
+        let mut w = Worker::start(script, &[&worker, &src]);
+        wait_for(&format!("{who}: the first {} records in {remote}", so_far.len()), LONG, || {
+            let seqs: BTreeSet<u64> = read_topic(&target(), &remote).iter().filter_map(|l| l.rec.seq()).collect();
+            (0..so_far.len() as u64).all(|s| seqs.contains(&s))
+        });
+        let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e - 1)).collect();
+        // Java flushes every offset.flush.interval.ms and at its stop; ours too.
+        wait_for(&format!("{who}'s positions in the offsets file"), LONG, || file_positions(&offsets, name, a) == ends);
+        let code = w.stop();
+        println!("{who} stopped with {code}");
+        if *who == "ours" {
+            assert_eq!(code, 0, "log:\n{}", w.output());
+            assert!(w.output().contains("partition(s) continue from Java MirrorMaker 2's offsets"), "{}", w.output());
+        }
+        let landed = read_topic(&target(), &remote);
+        let dups = assert_same_records(&remote, so_far, &landed);
+        assert_eq!(dups, 0, "after {who}: {dups} duplicate(s) in {remote}");
+        assert_eq!(file_positions(&offsets, name, a), ends, "after {who}'s stop");
+    }
+}
