@@ -193,8 +193,12 @@ pub fn recover_key(protected: &[u8], password: &str) -> Result<Vec<u8>, JksError
 pub(crate) mod tests {
     use super::*;
 
+    /// An entry to write: tag (1 key, 2 trusted), alias, protected key or
+    /// certificate, and a key's chain.
+    pub(crate) type TestEntry<'a> = (u32, &'a str, Vec<u8>, Vec<Vec<u8>>);
+
     /// A JKS file as Java writes it (version 2), its check made with `pw`.
-    pub(crate) fn jks_file(entries: &[(u32, &str, Vec<u8>, Vec<Vec<u8>>)], pw: &str) -> Vec<u8> {
+    pub(crate) fn jks_file(entries: &[TestEntry], pw: &str) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend(MAGIC.to_be_bytes());
         b.extend(2u32.to_be_bytes());
