@@ -91,7 +91,9 @@ fn worker_file(dir: &Path, rest: &[String]) -> PathBuf {
     let mut text = format!(
         "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
          status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-         status.storage.replication.factor=1\noffset.flush.interval.ms=1000\n",
+         status.storage.replication.factor=1\noffset.flush.interval.ms=1000\n\
+         key.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n\
+         value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n",
         target()
     );
     for l in rest {
@@ -142,10 +144,10 @@ fn connector_json(dir: &Path) -> PathBuf {
 
 /// The guide's two steps over https: PUT a connector config (201), then
 /// its status until RUNNING; every call with curl verifying the worker.
-fn put_and_run(tls: &[String], base: &str, dir: &Path, worker: &Mirror) {
+fn put_and_run(tls: &[String], base: &str, dir: &Path, log: &dyn Fn() -> String) {
     let url = format!("{base}/connectors/mm2-https/config");
     let (code, body, _) = curl_with(tls, "PUT", &url, Some(&connector_json(dir)));
-    assert_eq!(code, 201, "PUT over https: {body}\n{}", worker.output());
+    assert_eq!(code, 201, "PUT over https: {body}\n{}", log());
     wait_until("status RUNNING over https", || {
         let (code, body, _) = curl_with(tls, "GET", &format!("{base}/connectors/mm2-https/status"), None);
         code == 200 && body.contains(r#""connector":{"state":"RUNNING""#)
@@ -189,7 +191,7 @@ fn https_listener_with_a_pkcs12_keystore_serves_the_guides_workflow() {
     let base = format!("https://127.0.0.1:{port}");
     let tls = vec![s("--cacert"), path(&cert)];
     wait_serving(&mut worker, &tls, &base);
-    put_and_run(&tls, &base, &dir, &worker);
+    put_and_run(&tls, &base, &dir, &|| worker.output());
 
     // Without the CA, curl refuses the worker's self-signed certificate:
     // the certificate checked is the keystore's.
@@ -202,23 +204,31 @@ fn https_listener_with_a_pkcs12_keystore_serves_the_guides_workflow() {
     assert_eq!(curl_with(&tls, "GET", &format!("{base}/connectors"), None).0, 200, "{}", worker.output());
 }
 
+/// The https worker file of the client-certificate tests and what curl
+/// needs against it.
+struct Mtls {
+    file: PathBuf,
+    https_port: u16,
+    http_port: u16,
+    /// curl's arguments with the trusted client certificate.
+    with_cert: Vec<String>,
+    /// curl's arguments trusting the worker but with no client certificate.
+    without_cert: Vec<String>,
+    /// curl's arguments with a client certificate the worker does not trust.
+    stranger: Vec<String>,
+}
+
 /// A JKS keystore whose key has its own password (ssl.key.password), a JKS
-/// truststore, and `ssl.client.auth=required`: curl without a client
-/// certificate is refused, curl with the trusted one is served. An http
-/// listener listed beside the https one is bound too, as Connect does, and
-/// `rest.advertised.listener=https` names the worker by the https port.
-#[test]
-#[ignore = "needs clusters"]
-fn https_with_a_jks_keystore_requires_a_trusted_client_certificate() {
-    require_clusters!(source(), target());
-    let dir = std::env::temp_dir().join(unique("connect-mtls"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (store, cert) = keypair(&dir, "worker.jks", "JKS", "storepw", "keypass");
-    let (client, client_cert) = keypair(&dir, "client.p12", "PKCS12", "clientpw", "clientpw");
-    let trust = truststore(&dir, "trust.jks", "JKS", "trustpw", &client_cert);
+/// truststore holding the client's certificate, `ssl.client.auth=required`,
+/// an http listener beside the https one, `rest.advertised.listener=https`.
+fn mtls_setup(dir: &Path) -> Mtls {
+    let (store, cert) = keypair(dir, "worker.jks", "JKS", "storepw", "keypass");
+    let (client, client_cert) = keypair(dir, "client.p12", "PKCS12", "clientpw", "clientpw");
+    let (stranger, _) = keypair(dir, "stranger.p12", "PKCS12", "strangerpw", "strangerpw");
+    let trust = truststore(dir, "trust.jks", "JKS", "trustpw", &client_cert);
     let (https_port, http_port) = (rest_port(), rest_port());
     let file = worker_file(
-        &dir,
+        dir,
         &[
             format!("listeners=http://127.0.0.1:{http_port},https://127.0.0.1:{https_port}"),
             "rest.advertised.listener=https".into(),
@@ -232,25 +242,82 @@ fn https_with_a_jks_keystore_requires_a_trusted_client_certificate() {
             "listeners.https.ssl.client.auth=required".into(),
         ],
     );
-    let mut worker = start(&file);
-    let base = format!("https://127.0.0.1:{https_port}");
-    let with_cert = vec![s("--cacert"), path(&cert), s("--cert-type"), s("P12"), s("--cert"), format!("{}:clientpw", client.display())];
-    wait_serving(&mut worker, &with_cert, &base);
-    put_and_run(&with_cert, &base, &dir, &worker);
-    let (_, body, _) = curl_with(&with_cert, "GET", &format!("{base}/connectors/mm2-https/status"), None);
-    assert!(body.contains(&format!(r#""worker_id":"127.0.0.1:{https_port}""#)), "named by its https listener: {body}");
+    let p12 = |f: &Path, pw: &str| vec![s("--cacert"), path(&cert), s("--cert-type"), s("P12"), s("--cert"), format!("{}:{pw}", f.display())];
+    Mtls {
+        file,
+        https_port,
+        http_port,
+        with_cert: p12(&client, "clientpw"),
+        without_cert: vec![s("--cacert"), path(&cert)],
+        stranger: p12(&stranger, "strangerpw"),
+    }
+}
 
-    let (code, out, exit) = curl_with(&[s("--cacert"), path(&cert)], "GET", &format!("{base}/connectors"), None);
+/// What a worker on [`mtls_setup`]'s file must do, Java's or ours: serve
+/// the guide's PUT and status to the trusted client, named by its https
+/// listener; refuse a client without a certificate or with an untrusted
+/// one; serve its http listener plainly.
+fn check_mtls(m: &Mtls, dir: &Path, alive: &mut dyn FnMut() -> bool, log: &dyn Fn() -> String) {
+    let base = format!("https://127.0.0.1:{}", m.https_port);
+    wait_until("the worker's https REST API", || {
+        assert!(alive(), "the worker exited:\n{}", log());
+        curl_with(&m.with_cert, "GET", &format!("{base}/"), None).0 == 200
+    });
+    put_and_run(&m.with_cert, &base, dir, log);
+    let (_, body, _) = curl_with(&m.with_cert, "GET", &format!("{base}/connectors/mm2-https/status"), None);
+    assert!(body.contains(&format!(r#""worker_id":"127.0.0.1:{}""#, m.https_port)), "named by its https listener: {body}");
+
+    let (code, out, exit) = curl_with(&m.without_cert, "GET", &format!("{base}/connectors"), None);
     assert!(code == 0 && exit != 0, "curl without a client certificate was served: exit {exit}, code {code}: {out}");
-    // A certificate the worker does not trust is refused as well.
-    let (stranger, _) = keypair(&dir, "stranger.p12", "PKCS12", "strangerpw", "strangerpw");
-    let stranger = vec![s("--cacert"), path(&cert), s("--cert-type"), s("P12"), s("--cert"), format!("{}:strangerpw", stranger.display())];
-    let (code, out, exit) = curl_with(&stranger, "GET", &format!("{base}/connectors"), None);
+    let (code, out, exit) = curl_with(&m.stranger, "GET", &format!("{base}/connectors"), None);
     assert!(code == 0 && exit != 0, "curl with an untrusted client certificate was served: exit {exit}, code {code}: {out}");
 
-    // The http listener of the same list answers plainly.
-    let (code, body, _) = curl_with(&[], "GET", &format!("http://127.0.0.1:{http_port}/connectors"), None);
-    assert_eq!((code, body.as_str()), (200, r#"["mm2-https"]"#), "{}", worker.output());
+    let (code, body, _) = curl_with(&[], "GET", &format!("http://127.0.0.1:{}/connectors", m.http_port), None);
+    assert_eq!((code, body.as_str()), (200, r#"["mm2-https"]"#), "{}", log());
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn https_with_a_jks_keystore_requires_a_trusted_client_certificate() {
+    require_clusters!(source(), target());
+    let dir = std::env::temp_dir().join(unique("connect-mtls"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = mtls_setup(&dir);
+    let mut worker = start(&m.file);
+    let log = worker.log.clone();
+    check_mtls(&m, &dir, &mut || worker.alive(), &|| std::fs::read_to_string(&log).unwrap_or_default());
+}
+
+/// The judge: Java's ConnectDistributed (scripts/java-connect) on the same
+/// kind of worker file passes the same checks, so a file written for one
+/// works on the other.
+#[test]
+#[ignore = "needs clusters"]
+fn java_connect_takes_the_same_https_worker_file() {
+    require_clusters!(source(), target());
+    let dir = std::env::temp_dir().join(unique("connect-mtls-java"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = mtls_setup(&dir);
+    let log = dir.join("java-connect.log");
+    let out = std::fs::File::create(&log).unwrap();
+    /// Java's worker, killed when the test ends however it ends.
+    struct Java(std::process::Child);
+    impl Drop for Java {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut java = Java(
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/java-connect"))
+            .arg(&m.file)
+            .stdin(std::process::Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("start scripts/java-connect"),
+    );
+    check_mtls(&m, &dir, &mut || java.0.try_wait().unwrap().is_none(), &|| std::fs::read_to_string(&log).unwrap_or_default());
 }
 
 /// A keystore that cannot be used stops the worker at start with the file,
