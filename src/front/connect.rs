@@ -190,9 +190,11 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
             ));
         }
     }
-    if file.props.iter().any(|p| is_security_key(&p.key))
-        && !file.props.iter().any(|p| p.key.starts_with("producer.") && is_security_key(&p.key["producer.".len()..]))
-    {
+    // Only when the worker's clients are secured: top-level ssl.* keys with
+    // PLAINTEXT clients may be there for the https listener alone.
+    let secured = file.get("security.protocol").is_some_and(|p| !p.value.trim().eq_ignore_ascii_case("PLAINTEXT"))
+        || file.props.iter().any(|p| p.key.starts_with("sasl."));
+    if secured && !file.props.iter().any(|p| p.key.starts_with("producer.") && is_security_key(&p.key["producer.".len()..])) {
         warnings.push(format!(
             "{}: the security keys reach the worker's own clients only; as in Connect, the connectors' producer needs them again as producer.<key>",
             file.path.display()

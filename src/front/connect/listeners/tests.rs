@@ -107,3 +107,21 @@ fn keys_not_applied_or_unknown_are_warned_about() {
     assert!(w[1].contains("Did you mean 'listeners.https.ssl.keystore.location'?"), "{w:?}");
     assert!(w[2].contains("listeners.http.x is not a Connect worker key"), "{w:?}");
 }
+
+/// The worker's top-level ssl.* keys serving its https listener, its
+/// Kafka clients on PLAINTEXT: no warning that the connectors' producer
+/// needs them again (it would not use them either). Before: that warning.
+#[test]
+fn the_worker_file_with_top_level_tls_keys_for_its_https_listener() {
+    let store = p12("c.p12", "storepw");
+    let text = format!(
+        "bootstrap.servers=t:9092\ngroup.id=connect\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n\
+         listeners=https://127.0.0.1:8443\nssl.keystore.location={store}\nssl.keystore.password=storepw\nssl.keystore.type=PKCS12\nssl.client.auth=none\n"
+    );
+    let w = crate::front::connect::worker_config(file(&text)).unwrap();
+    assert!(w.tls.is_some());
+    assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+    // With the clients on SSL the warning stands.
+    let w = crate::front::connect::worker_config(file(&format!("{text}security.protocol=SSL\n"))).unwrap();
+    assert!(w.warnings.iter().any(|m| m.contains("producer.<key>")), "{:?}", w.warnings);
+}
