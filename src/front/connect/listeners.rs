@@ -195,6 +195,21 @@ fn store_type(keys: &Keys, key: &str) -> Result<StoreType, ConfigError> {
     }
 }
 
+/// PEM stores work here but not on Java Connect, whose REST server
+/// (Jetty) asks the JDK for a "PEM" KeyStore and stops with "PEM KeyStore
+/// not available" (seen with Kafka 3.9): said, so a file is not taken
+/// for one Java would start with.
+fn pem_notice(keys: &Keys, type_key: &str, ty: StoreType, notices: &mut Vec<String>) {
+    if let (StoreType::Pem, Some(p)) = (ty, keys.get(type_key)) {
+        notices.push(format!(
+            "{}: {}=PEM is read by this worker; Java Connect's REST server cannot read PEM stores (it stops with \"PEM KeyStore not available\"), \
+             so with this file Java Connect would not start: use PKCS12 or JKS for a file both take",
+            keys.file.at(p),
+            p.key
+        ));
+    }
+}
+
 /// A store error named by the key at fault.
 fn store_error(keys: &Keys, e: keystore::StoreError, location: &Property, password: &str, type_key: &str) -> ConfigError {
     let key = match e.fault {
@@ -231,6 +246,7 @@ pub fn tls(file: &PropertiesFile, listeners: &[Listener], notices: &mut Vec<Stri
     };
     let value = |k: &str| keys.get(k).map(|p| p.value.as_str());
     let ty = store_type(&keys, "ssl.keystore.type")?;
+    pem_notice(&keys, "ssl.keystore.type", ty, notices);
     let material = keystore::read_keystore(Path::new(location.value.trim()), ty, value("ssl.keystore.password"), value("ssl.key.password"))
         .map_err(|e| store_error(&keys, e, location, "ssl.keystore.password", "ssl.keystore.type"))?;
     if !material.others.is_empty() {
@@ -283,6 +299,7 @@ fn client_auth(keys: &Keys, b: &mut openssl::ssl::SslAcceptorBuilder, notices: &
         return b.set_default_verify_paths().map_err(|e| ConfigError::in_file(&keys.file.path, format!("the system's default CAs cannot be loaded: {e}")));
     };
     let ty = store_type(keys, "ssl.truststore.type")?;
+    pem_notice(keys, "ssl.truststore.type", ty, notices);
     let password = keys.get("ssl.truststore.password").map(|p| p.value.as_str());
     let certs = keystore::read_truststore(Path::new(location.value.trim()), ty, password)
         .map_err(|e| store_error(keys, e, location, "ssl.truststore.password", "ssl.truststore.type"))?;

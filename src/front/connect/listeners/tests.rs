@@ -125,3 +125,31 @@ fn the_worker_file_with_top_level_tls_keys_for_its_https_listener() {
     let w = crate::front::connect::worker_config(file(&format!("{text}security.protocol=SSL\n"))).unwrap();
     assert!(w.warnings.iter().any(|m| m.contains("producer.<key>")), "{:?}", w.warnings);
 }
+
+/// A PEM keystore is served, with a notice that Java Connect would refuse
+/// the file (its Jetty has no PEM KeyStore).
+#[test]
+fn a_pem_keystore_is_served_and_the_difference_from_java_said() {
+    let key = openssl::pkey::PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap();
+    let mut n = X509NameBuilder::new().unwrap();
+    n.append_entry_by_text("CN", "127.0.0.1").unwrap();
+    let n = n.build();
+    let mut b = X509::builder().unwrap();
+    b.set_subject_name(&n).unwrap();
+    b.set_issuer_name(&n).unwrap();
+    b.set_pubkey(&key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap()).unwrap();
+    b.sign(&key, openssl::hash::MessageDigest::sha256()).unwrap();
+    let mut pem = key.private_key_to_pem_pkcs8().unwrap();
+    pem.extend(b.build().to_pem().unwrap());
+    let path = std::env::temp_dir().join(format!("listeners-test-{}-ks.pem", std::process::id()));
+    std::fs::write(&path, pem).unwrap();
+    let f = file(&format!("listeners=https://:8443\nlisteners.https.ssl.keystore.location={}\nlisteners.https.ssl.keystore.type=PEM\n", path.display()));
+    let mut notices = Vec::new();
+    assert!(tls(&f, &listeners(&f).unwrap(), &mut notices).unwrap().is_some());
+    assert!(
+        notices.iter().any(|n| n.starts_with("worker.properties:3: listeners.https.ssl.keystore.type=PEM is read by this worker; Java Connect")),
+        "{notices:?}"
+    );
+}
