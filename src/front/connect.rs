@@ -7,6 +7,8 @@
 //! What runs the plans (threads, storage topics, REST) is `crate::worker`,
 //! above both front-ends and the engine.
 
+pub mod listeners;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,8 +23,7 @@ use crate::plan::{Ops, Plan};
 
 pub mod standalone;
 
-/// Connect's `listeners` default.
-pub const DEFAULT_LISTENER: &str = "http://:8083";
+pub use listeners::{Listener, Scheme, Tls, DEFAULT_LISTENER};
 
 /// Worker keys this worker reads (besides the client-override prefixes and
 /// the security keys, which go to the worker's own clients).
@@ -76,8 +77,12 @@ pub struct WorkerConfig {
     pub cluster: ClientSettings,
     /// The same, as a consumer's (the config topic's reader).
     pub cluster_reader: ClientSettings,
-    /// Where the REST listener binds.
+    /// Where the first REST listener binds.
     pub bind: (String, u16),
+    /// Every entry of `listeners`, each bound.
+    pub listeners: Vec<Listener>,
+    /// The https listeners' TLS context, when one is listed.
+    pub tls: Option<Tls>,
     /// `host:port` as statuses name this worker.
     pub worker_id: String,
     /// The worker's `key.converter` and `value.converter`, when given.
@@ -117,8 +122,11 @@ fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>) -> Result
     } else {
         lint(&file, &mut warnings, &mut notices);
     }
-    let bind = listener(&file)?;
-    let worker_id = advertised(&file, &bind)?;
+    let rest = listeners::listeners(&file)?;
+    let bind = rest[0].bind();
+    let worker_id = advertised(&file, listeners::advertised(&file, &rest)?)?;
+    let tls = listeners::tls(&file, &rest, &mut notices)?;
+    listeners::lint(&file, &mut warnings);
     let converters = ["key.converter", "value.converter"].iter().filter_map(|k| file.get(k).map(|p| (p.key.clone(), p.value.clone()))).collect();
     if let Some(p) = file.get("header.converter").filter(|p| p.value != BYTE_ARRAY_CONVERTER) {
         notices.push(format!(
@@ -149,7 +157,21 @@ fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>) -> Result
         reader_file.props.extend(file.get("group.id").cloned());
         translate::translate(&reader_file, Role::Consumer)?
     };
-    Ok(WorkerConfig { file, settings, cluster, cluster_reader, bind, worker_id, converters, scheduled_rebalance_max_delay_ms, offsets_file, warnings, notices })
+    Ok(WorkerConfig {
+        file,
+        settings,
+        cluster,
+        cluster_reader,
+        bind,
+        listeners: rest,
+        tls,
+        worker_id,
+        converters,
+        scheduled_rebalance_max_delay_ms,
+        offsets_file,
+        warnings,
+        notices,
+    })
 }
 
 fn example(key: &str) -> &'static str {
@@ -174,7 +196,7 @@ fn worker_client_file(file: &PropertiesFile) -> PropertiesFile {
 }
 
 fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<String>) {
-    let prefixes = ["producer.", "consumer.", "admin.", "key.converter.", "value.converter.", "header.converter.", "listeners.", "config.providers"];
+    let prefixes = ["producer.", "consumer.", "admin.", "key.converter.", "value.converter.", "header.converter.", "config.providers"];
     for p in &file.props {
         if let Some((_, why)) = NO_MEANING.iter().find(|(k, _)| *k == p.key) {
             notices.push(format!("{}: {} is accepted and has no effect here: {why}", file.at(p), p.key));
@@ -186,7 +208,11 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
                 file.at(p),
                 p.key
             ));
-        } else if !(WORKER_KEYS.contains(&p.key.as_str()) || is_security_key(&p.key) || prefixes.iter().any(|x| p.key.starts_with(x))) {
+        } else if !(WORKER_KEYS.contains(&p.key.as_str())
+            || is_security_key(&p.key)
+            || p.key.starts_with("listeners.")
+            || prefixes.iter().any(|x| p.key.starts_with(x)))
+        {
             warnings.push(format!(
                 "{}: {} is not a Connect worker key this worker knows; it is ignored.{}",
                 file.at(p),
@@ -195,9 +221,11 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
             ));
         }
     }
-    if file.props.iter().any(|p| is_security_key(&p.key))
-        && !file.props.iter().any(|p| p.key.starts_with("producer.") && is_security_key(&p.key["producer.".len()..]))
-    {
+    // Only when the worker's clients are secured: top-level ssl.* keys with
+    // PLAINTEXT clients may be there for the https listener alone.
+    let secured = file.get("security.protocol").is_some_and(|p| !p.value.trim().eq_ignore_ascii_case("PLAINTEXT"))
+        || file.props.iter().any(|p| p.key.starts_with("sasl."));
+    if secured && !file.props.iter().any(|p| p.key.starts_with("producer.") && is_security_key(&p.key["producer.".len()..])) {
         warnings.push(format!(
             "{}: the security keys reach the worker's own clients only; as in Connect, the connectors' producer needs them again as producer.<key>",
             file.path.display()
@@ -228,31 +256,11 @@ fn int(file: &PropertiesFile, key: &str, default: i64) -> Result<i64, ConfigErro
     }
 }
 
-/// The first of `listeners` (Connect's default `http://:8083`): where the
-/// REST API binds. An empty host binds every interface, as Connect does.
-fn listener(file: &PropertiesFile) -> Result<(String, u16), ConfigError> {
-    let (value, p) = match file.get("listeners") {
-        Some(p) => (p.value.as_str(), Some(p)),
-        None => (DEFAULT_LISTENER, None),
-    };
-    let first = value.split(',').next().unwrap_or("").trim();
-    let bad = |why: String| match p {
-        Some(p) => ConfigError::at(file, p, format!("listeners='{value}': {why}")),
-        None => ConfigError::in_file(&file.path, why),
-    };
-    let Some(rest) = first.strip_prefix("http://") else {
-        let why = if first.starts_with("https://") { "https listeners are not supported yet" } else { "a listener is written http://host:port" };
-        return Err(bad(why.to_string()).with_fix("write e.g. listeners=http://:8083"));
-    };
-    let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("the listener has no port".into()).with_fix("write e.g. listeners=http://:8083"))?;
-    let port: u16 = port.parse().map_err(|_| bad(format!("'{port}' is not a port")).with_fix("write e.g. listeners=http://:8083"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    Ok((if host.is_empty() { "0.0.0.0".to_string() } else { host.to_string() }, port))
-}
-
-/// `rest.advertised.host.name:rest.advertised.port`, else this host's name
-/// and the listener's port, as Connect's worker id.
-fn advertised(file: &PropertiesFile, bind: &(String, u16)) -> Result<String, ConfigError> {
+/// `rest.advertised.host.name:rest.advertised.port`, else the advertised
+/// listener's host (this host's name when it binds every interface) and
+/// port, as Connect's worker id.
+fn advertised(file: &PropertiesFile, listener: &Listener) -> Result<String, ConfigError> {
+    let bind = listener.bind();
     let host = match file.get("rest.advertised.host.name") {
         Some(p) => p.value.clone(),
         None if bind.0 != "0.0.0.0" => bind.0.clone(),
@@ -400,7 +408,7 @@ mod tests {
         let e = worker("bootstrap.servers=t:9092\n").unwrap_err().to_string();
         assert!(e.starts_with("worker.properties: group.id is missing") && e.contains("add e.g. group.id="), "{e}");
         let e = worker(&format!("{MIN}listeners=https://:8443\n")).unwrap_err().to_string();
-        assert!(e.starts_with("worker.properties:6: listeners='https://:8443': https listeners are not supported yet"), "{e}");
+        assert!(e.starts_with("worker.properties: an https listener needs a keystore and ssl.keystore.location is not set"), "{e}");
         let e = worker(&format!("{MIN}scheduled.rebalance.max.delay.ms=later\n")).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("scheduled.rebalance.max.delay.ms"));
     }

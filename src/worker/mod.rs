@@ -18,6 +18,7 @@
 //! restarted worker resumes every connector and a PUT on any worker reaches
 //! all of them.
 
+pub mod https;
 pub mod offsets;
 pub mod rest;
 pub mod standalone;
@@ -125,8 +126,7 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     let reader = store_of(&worker)
         .tail(&worker.cfg.cluster_reader.client_config(), &tail_group, Arc::new(move || st.stopping()), move |batch| w.apply(batch))
         .map_err(|e| WorkerError::Start(e.to_string()))?;
-    rest::serve(&worker.cfg.bind, worker.clone())
-        .map_err(|e| WorkerError::Start(format!("cannot listen on {}:{} (listeners): {e}", worker.cfg.bind.0, worker.cfg.bind.1)))?;
+    serve_listeners(&worker)?;
     info!("Connect worker {} of group {} started", worker.cfg.worker_id, worker.cfg.settings.group_id);
     while !stop.stopping() {
         std::thread::sleep(Duration::from_millis(200));
@@ -142,6 +142,22 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
 
 fn store_of(worker: &Worker) -> &Store {
     worker.store.as_ref().expect("a distributed worker has its storage topics")
+}
+
+/// Binds every entry of `listeners`, as Connect does: http with
+/// [`rest::serve`], https with [`https::serve_https`] and the TLS context
+/// read at start.
+fn serve_listeners(worker: &Arc<Worker>) -> Result<(), WorkerError> {
+    for l in &worker.cfg.listeners {
+        let bind = l.bind();
+        let served = match (l.scheme, &worker.cfg.tls) {
+            (connect::Scheme::Https, Some(tls)) => https::serve_https(&bind, tls.0.clone(), worker.clone()),
+            (connect::Scheme::Https, None) => Err(std::io::Error::other("no TLS context was built for it")),
+            (connect::Scheme::Http, _) => rest::serve(&bind, worker.clone()),
+        };
+        served.map_err(|e| WorkerError::Start(format!("cannot listen on {}:{} (listeners): {e}", bind.0, bind.1)))?;
+    }
+    Ok(())
 }
 
 fn cluster_id(client: &rdkafka::ClientConfig) -> String {

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use log::{info, warn};
 
-use super::{cluster_id, lock, rest, Worker, WorkerError, DRAIN_TIMEOUT};
+use super::{cluster_id, lock, Worker, WorkerError, DRAIN_TIMEOUT};
 use crate::front::connect::standalone::{self, ConnectorFile, InitialState};
 use crate::front::connect::{self};
 use crate::front::properties::ConfigError;
@@ -67,8 +67,7 @@ pub fn run(args: &[PathBuf], exit_now: fn(ExitStatus) -> !) -> Result<ExitStatus
         info!("connector {}: created from its file", c.name);
         worker.apply(records_of(c));
     }
-    rest::serve(&worker.cfg.bind, worker.clone())
-        .map_err(|e| WorkerError::Start(format!("cannot listen on {}:{} (listeners): {e}", worker.cfg.bind.0, worker.cfg.bind.1)))?;
+    super::serve_listeners(&worker)?;
     info!(
         "Connect standalone worker {} started; positions in {}",
         worker.cfg.worker_id,
