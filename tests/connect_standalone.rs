@@ -221,7 +221,7 @@ fn the_guides_three_connectors_from_files() {
         .map(|e| (e["partition"]["partition"].as_i64().unwrap() as i32, e["offset"]["offset"].as_i64().unwrap()))
         .collect();
     assert_eq!(shown, ends, "GET offsets: {body}");
-    assert_eq!(curl("PUT", &format!("{base}/stop"), None).0, 202);
+    assert_eq!(curl("PUT", &format!("{base}/stop"), None).0, 204, "Connect answers a stop with 204");
     let back = ends[&0] - 10;
     let patch = json_file(
         &dir.join("patch.json"),
