@@ -109,19 +109,19 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
                 .with_fix(format!("add e.g. {}", example(key))));
         }
     }
-    checked_worker(file, None)
+    checked_worker(file, None, lint)
 }
+
+/// Warnings and notices of a worker file's keys.
+type Lint = fn(&PropertiesFile, &mut Vec<String>, &mut Vec<String>);
 
 /// A worker file whose required keys are there: distributed's, or a
 /// standalone worker's with its offsets file.
-fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>) -> Result<WorkerConfig, ConfigError> {
+/// `lint` is the mode's: standalone names the distributed-only keys.
+fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>, lint: Lint) -> Result<WorkerConfig, ConfigError> {
     let settings = connector::worker_settings(&file)?;
     let (mut warnings, mut notices) = (Vec::new(), Vec::new());
-    if offsets_file.is_some() {
-        standalone::lint(&file, &mut warnings, &mut notices);
-    } else {
-        lint(&file, &mut warnings, &mut notices);
-    }
+    lint(&file, &mut warnings, &mut notices);
     let rest = listeners::listeners(&file)?;
     let bind = rest[0].bind();
     let worker_id = advertised(&file, listeners::advertised(&file, &rest)?)?;

@@ -405,7 +405,7 @@ impl Api for Worker {
         self.connector_offsets(name)
     }
 
-    fn modify_offsets(&self, name: &str, entries: Option<Vec<offsets::Entry>>) -> Result<Value, ApiError> {
+    fn modify_offsets(&self, name: &str, entries: Option<Vec<rest::Entry>>) -> Result<Value, ApiError> {
         Worker::modify_offsets(self, name, entries)
     }
 

@@ -34,7 +34,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::ClientConfig;
 use serde_json::{json, Map, Value};
 
-use super::rest::ApiError;
+use super::rest::{done, ApiError, Entry};
 use super::store::TargetState;
 use super::{lock, Worker, DRAIN_TIMEOUT};
 use crate::engine::mm2::connect_offsets::file as offsets_file;
@@ -52,43 +52,6 @@ type Config = Vec<(String, String)>;
 /// How long a read of the whole offsets topic may go without progress, and
 /// how long a write may take to be acknowledged.
 const PATIENCE: Duration = Duration::from_secs(60);
-
-/// One (partition, offset) of a PATCH body; `offset` None is a JSON null:
-/// remove the partition's position.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub partition: Option<Map<String, Value>>,
-    pub offset: Option<Map<String, Value>>,
-}
-
-/// A PATCH body, `{"offsets":[{"partition":{..},"offset":{..}}, ..]}`.
-/// Missing, null or empty offsets are Java's 400.
-pub fn parse_alter(body: &[u8]) -> Result<Vec<Entry>, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| ApiError::new(400, format!("Request body is not valid JSON: {e}")))?;
-    let list = match v.get("offsets") {
-        Some(Value::Array(a)) if !a.is_empty() => a,
-        Some(Value::Array(_) | Value::Null) | None => return Err(ApiError::new(400, "Partitions / offsets need to be provided for an alter offsets request")),
-        Some(other) => return Err(ApiError::new(400, format!("\"offsets\" must be a JSON array of {{\"partition\":{{..}},\"offset\":{{..}}}}, not {other}"))),
-    };
-    list.iter().map(entry).collect()
-}
-
-fn entry(v: &Value) -> Result<Entry, ApiError> {
-    let map = |field: &str| match v.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m.clone())),
-        Some(other) => Err(ApiError::new(400, format!("each \"{field}\" of \"offsets\" must be a JSON object (or null), not {other}"))),
-    };
-    if !v.is_object() {
-        return Err(ApiError::new(400, format!("each element of \"offsets\" must be a JSON object {{\"partition\":{{..}},\"offset\":{{..}}}}, not {v}")));
-    }
-    Ok(Entry { partition: map("partition")?, offset: map("offset")? })
-}
-
-/// Java's answer to a PATCH or DELETE that was done.
-pub fn done(reset: bool) -> Value {
-    json!({ "message": format!("The offsets for this connector have been {} successfully", if reset { "reset" } else { "altered" }) })
-}
 
 fn not_stopped(name: &str) -> ApiError {
     ApiError::new(
@@ -418,6 +381,7 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::rest::parse_alter;
 
     #[test]
     fn a_patch_body_needs_offsets() {

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::offsets::{self, Entry};
 use super::store::TargetState;
 
 /// A connector as the API shows it.
@@ -40,6 +39,43 @@ impl ApiError {
     pub fn not_found(name: &str) -> Self {
         ApiError::new(404, format!("Connector {name} not found"))
     }
+}
+
+/// One (partition, offset) of a PATCH body; `offset` None is a JSON null:
+/// remove the partition's position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub partition: Option<Map<String, Value>>,
+    pub offset: Option<Map<String, Value>>,
+}
+
+/// A PATCH body, `{"offsets":[{"partition":{..},"offset":{..}}, ..]}`.
+/// Missing, null or empty offsets are Java's 400.
+pub fn parse_alter(body: &[u8]) -> Result<Vec<Entry>, ApiError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| ApiError::new(400, format!("Request body is not valid JSON: {e}")))?;
+    let list = match v.get("offsets") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_) | Value::Null) | None => return Err(ApiError::new(400, "Partitions / offsets need to be provided for an alter offsets request")),
+        Some(other) => return Err(ApiError::new(400, format!("\"offsets\" must be a JSON array of {{\"partition\":{{..}},\"offset\":{{..}}}}, not {other}"))),
+    };
+    list.iter().map(entry).collect()
+}
+
+fn entry(v: &Value) -> Result<Entry, ApiError> {
+    let map = |field: &str| match v.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(other) => Err(ApiError::new(400, format!("each \"{field}\" of \"offsets\" must be a JSON object (or null), not {other}"))),
+    };
+    if !v.is_object() {
+        return Err(ApiError::new(400, format!("each element of \"offsets\" must be a JSON object {{\"partition\":{{..}},\"offset\":{{..}}}}, not {v}")));
+    }
+    Ok(Entry { partition: map("partition")?, offset: map("offset")? })
+}
+
+/// Java's answer to a PATCH or DELETE that was done.
+pub fn done(reset: bool) -> Value {
+    json!({ "message": format!("The offsets for this connector have been {} successfully", if reset { "reset" } else { "altered" }) })
 }
 
 /// What the routes need of the worker.
@@ -211,7 +247,7 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
         }
         ("GET", ["connectors", name, "offsets"]) => Response::json(200, api.offsets(name)?),
         // The body is checked before the connector is looked up, as Java's resource does.
-        ("PATCH", ["connectors", name, "offsets"]) => Response::json(200, api.modify_offsets(name, Some(offsets::parse_alter(body)?))?),
+        ("PATCH", ["connectors", name, "offsets"]) => Response::json(200, api.modify_offsets(name, Some(parse_alter(body)?))?),
         ("DELETE", ["connectors", name, "offsets"]) => Response::json(200, api.modify_offsets(name, None)?),
         ("PUT", ["connectors", name, "pause"]) => target(api, name, TargetState::Paused, 202)?,
         ("PUT", ["connectors", name, "resume"]) => target(api, name, TargetState::Started, 202)?,

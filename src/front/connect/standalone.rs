@@ -46,12 +46,12 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
         }
     }
     let offsets = PathBuf::from(&file.get(OFFSETS_FILE).expect("checked above").value);
-    super::checked_worker(file, Some(offsets))
+    super::checked_worker(file, Some(offsets), lint)
 }
 
 /// The distributed worker's checks, but a distributed-only key is named as
 /// having no effect, and the offsets file is a key of this mode.
-pub(super) fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<String>) {
+fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<String>) {
     let mut rest = file.clone();
     rest.props.retain(|p| p.key != OFFSETS_FILE && !DISTRIBUTED_ONLY.contains(&p.key.as_str()));
     super::lint(&rest, warnings, notices);

@@ -59,7 +59,7 @@ impl Api for Fake {
     fn offsets(&self, _: &str) -> Result<Value, ApiError> {
         Ok(json!({ "offsets": [] }))
     }
-    fn modify_offsets(&self, _: &str, _: Option<Vec<crate::worker::offsets::Entry>>) -> Result<Value, ApiError> {
+    fn modify_offsets(&self, _: &str, _: Option<Vec<crate::worker::rest::Entry>>) -> Result<Value, ApiError> {
         Ok(json!({ "message": "The offsets for this connector have been altered successfully" }))
     }
     fn validate(&self, _: &[(String, String)]) -> Vec<(String, String)> {

@@ -12,7 +12,7 @@ type Entry = (Vec<(String, String)>, TargetState);
 #[derive(Default)]
 struct Fake {
     connectors: Mutex<BTreeMap<String, Entry>>,
-    modified: Mutex<Vec<(String, Option<Vec<super::offsets::Entry>>)>>,
+    modified: Mutex<Vec<(String, Option<Vec<super::Entry>>)>>,
 }
 
 impl Api for Fake {
@@ -51,11 +51,11 @@ impl Api for Fake {
         self.view(name).ok_or_else(|| ApiError::not_found(name))?;
         Ok(json!({ "offsets": [{ "partition": { "cluster": "A", "partition": 0, "topic": "t" }, "offset": { "offset": 9 } }] }))
     }
-    fn modify_offsets(&self, name: &str, entries: Option<Vec<super::offsets::Entry>>) -> Result<Value, ApiError> {
+    fn modify_offsets(&self, name: &str, entries: Option<Vec<super::Entry>>) -> Result<Value, ApiError> {
         self.view(name).ok_or_else(|| ApiError::not_found(name))?;
         let reset = entries.is_none();
         self.modified.lock().unwrap().push((name.into(), entries));
-        Ok(super::offsets::done(reset))
+        Ok(super::done(reset))
     }
     fn validate(&self, config: &[(String, String)]) -> Vec<(String, String)> {
         if config.iter().any(|(k, _)| k == "source.cluster.alias") {

@@ -13,21 +13,13 @@
 //! than this fixed structure, and anything else is refused with the file
 //! named rather than taken as "no positions".
 //!
-//! Below the format: a flow's positions read from the file at its take-over
-//! ([`read_file_positions`]) and the hand-back writing them into it.
+//! The format only: a flow's take-over from the file and its hand-back
+//! into it are the parent's (`read_file_positions`, `HandBack::run_to_file`).
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-use log::{info, warn};
-use rdkafka::ClientContext;
-
-use super::{changed_positions, encode_key, encode_value, ConnectOffsetsError, HandBack, JavaPositions};
-use crate::kafka::groups;
 
 /// A key and its value; None is Java's null (a deleted position).
 pub type Entry = (Vec<u8>, Option<Vec<u8>>);
@@ -342,60 +334,6 @@ pub fn update(path: &Path, changes: &[Entry]) -> Result<(), FileError> {
     let mut f = fs::File::create(&tmp).map_err(|e| io("create a temporary file beside", e))?;
     f.write_all(&encode(&entries)).and_then(|()| f.sync_all()).map_err(|e| io("write a temporary file beside", e))?;
     fs::rename(&tmp, path).map_err(|e| io("replace", e))
-}
-
-// ---------------------------------------------------------------------------
-// The flow's positions in the file.
-
-/// The positions of the flow from `cluster` in Java Connect standalone's
-/// offsets file (the same keys and values as the topic's, in a map); None
-/// when there is no file yet.
-pub fn read_file_positions(path: &std::path::Path, connector: &str, cluster: &str) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
-    let Some(entries) = load(path).map_err(ConnectOffsetsError::File)? else { return Ok(None) };
-    let mut positions = JavaPositions::default();
-    for (key, value) in &entries {
-        positions.apply(connector, cluster, Some(key), value.as_deref(), &path.display().to_string());
-    }
-    Ok(Some(positions))
-}
-
-impl HandBack {
-    /// The hand-back to Java Connect standalone's offsets file: the same
-    /// rounds, each one read-merge-replace of the file.
-    pub(super) fn run_to_file<C: ClientContext>(mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) {
-        let mut total = 0usize;
-        let mut next = Instant::now() + self.setup.interval;
-        loop {
-            let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
-            if finishing || Instant::now() >= next {
-                match self.write_changed_to_file(admin, path) {
-                    Ok(k) => total += k,
-                    Err(e) => warn!("[{}] positions not written to the offsets file this time: {e}", self.setup.name),
-                }
-                next = Instant::now() + self.setup.interval;
-            }
-            if finishing {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        info!("[{}] {total} position(s) written to the offsets file {} over the run", self.setup.name, path.display());
-    }
-
-    fn write_changed_to_file<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, path: &std::path::Path) -> Result<usize, String> {
-        let committed = groups::group_offsets(admin, &self.setup.group).map_err(|e| e.to_string())?;
-        let changed = changed_positions(&committed, &self.setup.written);
-        if changed.is_empty() {
-            return Ok(0);
-        }
-        let spec = &self.setup.spec;
-        let entries: Vec<Entry> =
-            changed.iter().map(|((topic, p), offset)| (encode_key(&spec.connector, &spec.source_alias, topic, *p), Some(encode_value(*offset)))).collect();
-        update(path, &entries).map_err(|e| e.to_string())?;
-        let n = changed.len();
-        self.setup.written.extend(changed);
-        Ok(n)
-    }
 }
 
 #[cfg(test)]
