@@ -57,6 +57,7 @@ mod json;
 
 pub use file::read_file_positions;
 
+pub(crate) use json::push_json_string;
 use json::{decode_key, decode_value, Key};
 pub use json::{encode_key, encode_value, partition_of, CONNECTOR};
 
