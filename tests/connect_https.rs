@@ -11,18 +11,8 @@ use std::process::Command;
 
 use common::*;
 
-/// A REST port of this file's range (18500-18599), free now and never
-/// handed to another test of this process (see connect_worker.rs's own).
-fn rest_port() -> u16 {
-    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(18500);
-    loop {
-        let p = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert!(p < 18600, "no free port left in 18500-18599");
-        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
-}
+/// This file's REST ports (see [`rest_port`]).
+const RANGE: std::ops::Range<u16> = 18500..18600;
 
 fn keytool(args: &[&str]) {
     let out = Command::new("keytool").args(args).output().expect("run the JDK's keytool");
@@ -177,7 +167,7 @@ fn https_listener_with_a_pkcs12_keystore_serves_the_guides_workflow() {
     let dir = std::env::temp_dir().join(unique("connect-https"));
     std::fs::create_dir_all(&dir).unwrap();
     let (store, cert) = keypair(&dir, "worker.p12", "PKCS12", "storepw", "storepw");
-    let port = rest_port();
+    let port = rest_port(RANGE);
     let file = worker_file(
         &dir,
         &[
@@ -226,7 +216,7 @@ fn mtls_setup(dir: &Path) -> Mtls {
     let (client, client_cert) = keypair(dir, "client.p12", "PKCS12", "clientpw", "clientpw");
     let (stranger, _) = keypair(dir, "stranger.p12", "PKCS12", "strangerpw", "strangerpw");
     let trust = truststore(dir, "trust.jks", "JKS", "trustpw", &client_cert);
-    let (https_port, http_port) = (rest_port(), rest_port());
+    let (https_port, http_port) = (rest_port(RANGE), rest_port(RANGE));
     let file = worker_file(
         dir,
         &[
@@ -329,7 +319,7 @@ fn a_keystore_that_cannot_be_opened_stops_the_worker_at_start() {
     let dir = std::env::temp_dir().join(unique("connect-badstore"));
     std::fs::create_dir_all(&dir).unwrap();
     let (store, _) = keypair(&dir, "worker.jks", "JKS", "storepw", "storepw");
-    let port = rest_port();
+    let port = rest_port(RANGE);
     let file = worker_file(
         &dir,
         &[

@@ -13,7 +13,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -33,51 +32,34 @@ fn get_json(url: &str) -> (u16, Value) {
     (code, serde_json::from_str(&body).unwrap_or(Value::String(body)))
 }
 
-/// A worker process (Java's or ours), its output in a file; killed when dropped.
+/// A worker process (Java's or ours) and its REST base URL.
 struct Worker {
-    child: Child,
-    log: PathBuf,
+    process: ConnectWorker,
     base: String,
 }
 
 impl Worker {
+    /// `scripts/<script> <file>`, RUST_LOG as this test's.
     fn start(script: &str, file: &Path, port: u16) -> Worker {
-        let log = std::env::temp_dir().join(format!("{}.log", unique(script)));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script))
-            .arg(file)
-            .env("MIRROR_MAKER_BIN", bin())
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("start scripts/{script}: {e}"));
-        Worker { child, log, base: format!("http://127.0.0.1:{port}") }
+        Worker { process: ConnectWorker::start_with(script, &[file], &[]), base: format!("http://127.0.0.1:{port}") }
     }
 
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    /// SIGTERM (both scripts exec the process), then the exit status.
+    /// SIGTERM, then the exit status; -1 when it has not exited within LONG.
     fn stop(&mut self) -> i32 {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + LONG;
-        while Instant::now() < deadline {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                use std::os::unix::process::ExitStatusExt;
-                return st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        -1
+        self.process.stop_within(LONG).unwrap_or(-1)
     }
 }
 
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Worker {
+    type Target = ConnectWorker;
+    fn deref(&self) -> &ConnectWorker {
+        &self.process
+    }
+}
+
+impl std::ops::DerefMut for Worker {
+    fn deref_mut(&mut self) -> &mut ConnectWorker {
+        &mut self.process
     }
 }
 
@@ -92,11 +74,6 @@ impl Drop for Cleanup {
             delete_topics_containing(&bootstrap, &self.0);
         }
     }
-}
-
-/// A REST port of this test's range (18400-18499), free now, above `from`.
-fn rest_port(from: u16) -> u16 {
-    (from..18500).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18400-18499")
 }
 
 /// The worker file: the guide's keys, storage on the worker's own cluster.
@@ -425,7 +402,7 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
 
     let dir = std::env::temp_dir().join(unique("connect-java"));
     std::fs::create_dir_all(&dir).unwrap();
-    let (jport, oport) = (rest_port(18400), rest_port(18450));
+    let (jport, oport) = (rest_port(18400..18500), rest_port(18400..18500));
     let java_file = worker_file(&dir, "java", &extra(), &format!("cj-{id}-java"), jport);
     let ours_file = worker_file(&dir, "ours", &target(), &format!("cj-{id}-ours"), oport);
     let java_json = connector_files(&dir, "java", (&a, &b), &extra(), &topic, &group);

@@ -11,8 +11,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::*;
@@ -21,56 +20,9 @@ use serde_json::{json, Value};
 /// How long the tests wait for a condition (a noisy 2-core machine).
 const LONG: Duration = Duration::from_secs(180);
 
-/// A REST port of this file's range (18500-18599), free now and never handed
-/// to another test of this process.
-fn rest_port() -> u16 {
-    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(18500);
-    loop {
-        let p = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert!(p < 18600, "no free port left in 18500-18599");
-        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
-}
-
-struct Worker {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Worker {
-    fn start(file: &Path) -> Worker {
-        let log = std::env::temp_dir().join(format!("{}.log", unique("connect-offsets")));
-        let out = std::fs::File::create(&log).unwrap();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/connect-distributed.sh");
-        let child = Command::new(script)
-            .arg(file)
-            .env("MIRROR_MAKER_BIN", bin())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start connect-distributed.sh");
-        Worker { child, log }
-    }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// One connector on one worker, with curl helpers.
 struct Setup {
-    worker: Worker,
+    worker: ConnectWorker,
     url: String,
     dir: PathBuf,
     topic: String,
@@ -150,7 +102,7 @@ fn setup(name: &str) -> Setup {
         let start = p as usize * PER_PARTITION;
         produce_to(&source(), &topic, Some(p), &all[start..start + PER_PARTITION]);
     }
-    let port = rest_port();
+    let port = rest_port(18500..18600);
     let dir = std::env::temp_dir().join(unique("connect-offsets"));
     std::fs::create_dir_all(&dir).unwrap();
     let storage = unique("offsets-worker");
@@ -166,7 +118,7 @@ fn setup(name: &str) -> Setup {
     )
     .unwrap();
     let group = unique("offsets-group");
-    let worker = Worker::start(&file);
+    let worker = ConnectWorker::start("connect-distributed.sh", &[&file]);
     let s = Setup { worker, url: format!("http://127.0.0.1:{port}/connectors/{name}"), dir, remote: format!("{alias}.{topic}"), topic, alias, group };
     wait_for("the worker's REST API", LONG, || curl("GET", &format!("http://127.0.0.1:{port}/"), None).0 == 200);
     let config = json!({

@@ -8,8 +8,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use mirror_maker::engine::mm2::connect_offsets::read_file_positions;
@@ -19,57 +18,14 @@ use serde_json::{json, Value};
 const LONG: Duration = Duration::from_secs(240);
 const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
 
-/// A worker process (Java's or ours), its output in a file; killed when dropped.
-struct Worker {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Worker {
-    /// `scripts/<script> <args...>`.
-    fn start(script: &str, args: &[&Path]) -> Worker {
-        let log = std::env::temp_dir().join(format!("{}.log", unique(script)));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut cmd = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script));
-        if script == "java-connect" {
-            cmd.arg("--standalone");
-        }
-        let child = cmd
-            .args(args)
-            .env("MIRROR_MAKER_BIN", bin())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("start scripts/{script}: {e}"));
-        Worker { child, log }
+/// `scripts/<script> <args...>`, Java's with `--standalone` first.
+fn start_worker(script: &str, args: &[&Path]) -> ConnectWorker {
+    let mut all: Vec<&std::ffi::OsStr> = Vec::new();
+    if script == "java-connect" {
+        all.push("--standalone".as_ref());
     }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// SIGTERM (both scripts exec the process), then the exit status.
-    fn stop(&mut self) -> i32 {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + LONG;
-        while Instant::now() < deadline {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                use std::os::unix::process::ExitStatusExt;
-                return st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("the worker did not stop within {LONG:?}; its log:\n{}", self.output());
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    all.extend(args.iter().map(|p| p.as_os_str()));
+    ConnectWorker::start(script, &all)
 }
 
 /// Deletes every topic carrying the test's id on both clusters when the
@@ -82,11 +38,6 @@ impl Drop for Cleanup {
             delete_topics_containing(&bootstrap, &self.0);
         }
     }
-}
-
-/// A REST port of this file's range (18500-18599), free now.
-fn rest_port() -> u16 {
-    (18500..18600).find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()).expect("a free port in 18500-18599")
 }
 
 /// A standalone worker file as Connect's guide writes one, storage in
@@ -171,7 +122,7 @@ fn the_guides_three_connectors_from_files() {
     let dir = std::env::temp_dir().join(unique("standalone"));
     std::fs::create_dir_all(&dir).unwrap();
     let offsets = dir.join("connect.offsets");
-    let port = rest_port();
+    let port = rest_port(18500..18600);
     // group.id is a distributed worker's key: accepted with a warning naming it.
     let worker = worker_file(&dir, &offsets, port, "group.id=left-over\n");
     let src = properties_file(&dir.join("source.properties"), &connector("mm2-source-connector", "MirrorSourceConnector", (a, b), &topic, &group));
@@ -182,7 +133,7 @@ fn the_guides_three_connectors_from_files() {
     let cp = json_file(&dir.join("checkpoint.json"), &json!({ "name": "mm2-checkpoint-connector", "config": cp }));
     let hb = json_file(&dir.join("heartbeat.json"), &json!(connector("mm2-heartbeat-connector", "MirrorHeartbeatConnector", (a, b), &topic, &group)));
 
-    let mut w = Worker::start("connect-standalone.sh", &[&worker, &src, &cp, &hb]);
+    let mut w = start_worker("connect-standalone.sh", &[&worker, &src, &cp, &hb]);
     let remote = format!("{a}.{topic}");
     wait_for(&format!("the 60 records in {remote}"), LONG, || read_topic(&target(), &remote).len() >= 60);
     let landed = read_topic(&target(), &remote);
@@ -245,7 +196,7 @@ fn the_guides_three_connectors_from_files() {
     let per_partition: BTreeMap<i32, usize> = ends.iter().map(|(p, e)| (*p, (*e + 1) as usize + if *p == 0 { 10 } else { 0 })).collect();
     assert_eq!(twice, per_partition, "exactly partition 0's last 10 records copied again");
 
-    assert_eq!(w.stop(), 0, "SIGTERM exits 0; log:\n{}", w.output());
+    assert_eq!(w.stop(LONG), 0, "SIGTERM exits 0; log:\n{}", w.output());
     let log = w.output();
     assert!(log.contains("group.id is a distributed worker's key and has no effect in standalone mode"), "{log}");
 }
@@ -264,7 +215,7 @@ fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let offsets = dir.join("connect.offsets");
     // One worker file and one connector file for both: a drop-in takes Java's.
-    let worker = worker_file(&dir, &offsets, rest_port(), "");
+    let worker = worker_file(&dir, &offsets, rest_port(18500..18600), "");
     let name = "mm2-source-connector";
     let src = properties_file(&dir.join("source.properties"), &connector(name, "MirrorSourceConnector", (a, b), &topic, "unused-group"));
     let remote = format!("{a}.{topic}");
@@ -277,7 +228,7 @@ fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
     for (i, (script, who)) in phases.iter().enumerate() {
         let so_far = &all[..30 * (i + 1)];
         produce(&source(), &topic, &all[30 * i..30 * (i + 1)]);
-        let mut w = Worker::start(script, &[&worker, &src]);
+        let mut w = start_worker(script, &[&worker, &src]);
         wait_for(&format!("{who}: the first {} records in {remote}", so_far.len()), LONG, || {
             let seqs: BTreeSet<u64> = read_topic(&target(), &remote).iter().filter_map(|l| l.rec.seq()).collect();
             (0..so_far.len() as u64).all(|s| seqs.contains(&s))
@@ -285,7 +236,7 @@ fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
         let ends: BTreeMap<i32, i64> = end_offsets(&source(), &topic).unwrap().into_iter().enumerate().map(|(p, e)| (p as i32, e - 1)).collect();
         // Java flushes every offset.flush.interval.ms and at its stop; ours too.
         wait_for(&format!("{who}'s positions in the offsets file"), LONG, || file_positions(&offsets, name, a) == ends);
-        let code = w.stop();
+        let code = w.stop(LONG);
         println!("{who} stopped with {code}");
         if *who == "ours" {
             assert_eq!(code, 0, "log:\n{}", w.output());

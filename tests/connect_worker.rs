@@ -7,25 +7,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 
-/// A REST port of this test run's range (18300-18399), free now and never
-/// handed to another test of this process: tests run in parallel, and two
-/// picking the same free port before either worker binds it would end with
-/// one worker refused and its curls answered by the other test's worker.
-fn rest_port() -> u16 {
-    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(18300);
-    loop {
-        let p = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert!(p < 18400, "no free port left in 18300-18399");
-        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
-}
+/// This file's REST ports (see [`rest_port`]).
+const RANGE: std::ops::Range<u16> = 18300..18400;
 
 /// How long the tests wait for a condition (a noisy 2-core machine).
 const LONG: Duration = Duration::from_secs(180);
@@ -41,41 +29,6 @@ fn members_of(group: &str) -> Option<usize> {
     let list = c.fetch_group_list(Some(group), Duration::from_secs(15)).ok()?;
     let g = list.groups().iter().find(|g| g.name() == group)?;
     Some(g.members().len())
-}
-
-/// The worker as the guide starts it, its log in a file.
-struct Worker {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Worker {
-    fn start(file: &Path) -> Worker {
-        let log = std::env::temp_dir().join(format!("{}.log", unique("connect-worker")));
-        let out = std::fs::File::create(&log).unwrap();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/connect-distributed.sh");
-        let child = Command::new(script)
-            .arg(file)
-            .env("MIRROR_MAKER_BIN", bin())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start connect-distributed.sh");
-        Worker { child, log }
-    }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn state(base: &str, name: &str) -> Option<String> {
@@ -149,7 +102,7 @@ fn the_connect_guides_workflow_runs_as_is() {
     let topic = unique("guide");
     create_topic(&source(), &topic, 3, &[]);
     let remote = format!("{alias_a}.{topic}");
-    let port = rest_port();
+    let port = rest_port(RANGE);
     let base = format!("http://127.0.0.1:{port}");
     let dir = std::env::temp_dir().join(unique("connect"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -159,7 +112,7 @@ fn the_connect_guides_workflow_runs_as_is() {
     let json = write_connector_json(&dir, (&alias_a, &alias_b), &topic, &group);
     let url = format!("{base}/connectors/mm2-source-connector");
 
-    let mut worker = Worker::start(&worker_file);
+    let mut worker = ConnectWorker::start("connect-distributed.sh", &[&worker_file]);
     wait_until("the worker's REST API", || curl("GET", &format!("{base}/"), None).0 == 200);
     let (code, body) = curl("PUT", &format!("{url}/config"), Some(&json));
     assert_eq!(code, 201, "PUT config created: {body}\n{}", worker.output());
@@ -191,7 +144,7 @@ fn the_connect_guides_workflow_runs_as_is() {
     Command::new("kill").args(["-9", &worker.child.id().to_string()]).status().unwrap();
     let _ = worker.child.wait();
     produce(&source(), &topic, &batch(&topic, 400, 200));
-    worker = Worker::start(&worker_file);
+    worker = ConnectWorker::start("connect-distributed.sh", &[&worker_file]);
     wait_until("the restarted worker knows the connector from the config topic", || state(&base, "mm2-source-connector").as_deref() == Some("RUNNING"));
     wait_until("all 600 records after the restart", || seqs_on(&remote).len() == 600);
     let missing: Vec<u64> = (0..600).filter(|s| !seqs_on(&remote).contains(s)).collect();
@@ -214,7 +167,7 @@ fn the_connect_guides_workflow_runs_as_is() {
 
 /// Whether the worker's log says one of its connector's streams was given
 /// partitions of `topic` (the engine logs `assigned N partitions: t-0, ..`).
-fn copies(worker: &Worker, topic: &str) -> bool {
+fn copies(worker: &ConnectWorker, topic: &str) -> bool {
     worker.output().lines().any(|l| l.contains("assigned") && l.contains(&format!(" {topic}-")))
 }
 
@@ -237,7 +190,7 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     // Several partitions, so the flow's group gives both workers a share.
     create_topic(&source(), &topic, 8, &[]);
     let remote = format!("{alias_a}.{topic}");
-    let (port1, port2) = (rest_port(), rest_port());
+    let (port1, port2) = (rest_port(RANGE), rest_port(RANGE));
     let (base1, base2) = (format!("http://127.0.0.1:{port1}"), format!("http://127.0.0.1:{port2}"));
     let dir = std::env::temp_dir().join(unique("connect-pair"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -247,8 +200,8 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     let json = write_connector_json(&dir, (&alias_a, &alias_b), &topic, &unique("pair-group"));
     let long = LONG;
 
-    let mut w1 = Worker::start(&file1);
-    let w2 = Worker::start(&file2);
+    let mut w1 = ConnectWorker::start("connect-distributed.sh", &[&file1]);
+    let w2 = ConnectWorker::start("connect-distributed.sh", &[&file2]);
     wait_for("worker 1's REST API", long, || curl("GET", &format!("{base1}/"), None).0 == 200);
     wait_for("worker 2's REST API", long, || curl("GET", &format!("{base2}/"), None).0 == 200);
     let (code, body) = curl("PUT", &format!("{base1}/connectors/mm2-source-connector/config"), Some(&json));

@@ -909,3 +909,88 @@ pub fn curl(method: &str, url: &str, data: Option<&std::path::Path>) -> (u16, St
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
     (code.trim().parse().unwrap_or(0), body.to_string())
 }
+
+/// A REST port of `range`, free now and never handed out again by this
+/// test binary: tests run in parallel, and two picking the same free port
+/// before either worker binds it would end with one worker refused and its
+/// curls answered by the other test's worker. Each test file has a range of
+/// its own (one per file: the next port is shared by every call), so files
+/// run side by side never collide either.
+pub fn rest_port(range: std::ops::Range<u16>) -> u16 {
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    loop {
+        let n = NEXT.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| Some(n.max(range.start).saturating_add(1))).unwrap();
+        let p = n.max(range.start);
+        assert!(p < range.end, "no free port left in {}-{}", range.start, range.end - 1);
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
+}
+
+/// A Connect worker process started by one of `scripts/` (ours or Java's),
+/// its output in a file; killed when dropped.
+pub struct ConnectWorker {
+    pub child: Child,
+    pub log: PathBuf,
+}
+
+impl ConnectWorker {
+    /// `scripts/<script> <args...>`, logging at RUST_LOG=info.
+    pub fn start<S: AsRef<std::ffi::OsStr>>(script: &str, args: &[S]) -> ConnectWorker {
+        Self::start_with(script, args, &[("RUST_LOG", "info")])
+    }
+
+    /// `scripts/<script> <args...>` with `env` added to the environment.
+    pub fn start_with<S: AsRef<std::ffi::OsStr>>(script: &str, args: &[S], env: &[(&str, &str)]) -> ConnectWorker {
+        let log = std::env::temp_dir().join(format!("{}.log", unique(script)));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(script))
+            .args(args)
+            .env("MIRROR_MAKER_BIN", bin())
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start scripts/{script}: {e}"));
+        ConnectWorker { child, log }
+    }
+
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// SIGTERM (the scripts exec the process), then the exit status (128 +
+    /// the signal when killed by one); None when it has not exited within
+    /// `limit`.
+    pub fn stop_within(&mut self, limit: Duration) -> Option<i32> {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                use std::os::unix::process::ExitStatusExt;
+                return Some(st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0)));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
+    /// [`stop_within`](Self::stop_within), failing the test with the
+    /// worker's log when it has not exited within `limit`.
+    pub fn stop(&mut self, limit: Duration) -> i32 {
+        self.stop_within(limit).unwrap_or_else(|| panic!("the worker did not stop within {limit:?}; its log:\n{}", self.output()))
+    }
+}
+
+impl Drop for ConnectWorker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

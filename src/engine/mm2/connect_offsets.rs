@@ -55,6 +55,7 @@ use crate::plan::{ConnectOffsets, Flow};
 pub mod file;
 mod json;
 
+pub(crate) use json::push_json_string;
 use json::{decode_key, decode_value, Key};
 pub use json::{encode_key, encode_value, partition_of, CONNECTOR};
 

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::engine::mm2::connect_offsets::push_json_string;
 use crate::front::mm2::connector::Kind;
 
 /// `String.hashCode()`: over UTF-16 code units, wrapping.
@@ -77,30 +78,10 @@ pub fn java_string(v: &Value) -> String {
     }
 }
 
-/// A string as Jackson writes it (control characters as `\u00XX`,
-/// upper-case hex).
-fn push_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// The bytes JsonConverter (`schemas.enable=false`) writes for `v`.
 pub fn push_json(out: &mut String, v: &Value) {
     match v {
-        Value::String(s) => push_string(out, s),
+        Value::String(s) => push_json_string(out, s),
         Value::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
@@ -117,7 +98,7 @@ pub fn push_json(out: &mut String, v: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                push_string(out, k);
+                push_json_string(out, k);
                 out.push(':');
                 push_json(out, &m[k]);
             }

@@ -78,7 +78,7 @@ impl fmt::Display for JsonError {
 
 /// A string as Jackson writes it: `"` and `\` escaped, control characters
 /// as `\n`-style or `\u00XX` (upper-case hex), everything else as is.
-fn push_json_string(out: &mut String, s: &str) {
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
