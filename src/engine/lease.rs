@@ -29,6 +29,16 @@
 //! change: each term reads the checkpoints topic back before writing and
 //! writes only what moved forward.
 //!
+//! A node that stops without ever having held the lease (a flow stopped
+//! seconds after its start, while a new lease group still forms: the
+//! coordinator waits `group.initial.rebalance.delay.ms` before its first
+//! assignment) asks the group whether a member holds partition 0; when
+//! none does, it runs the last rounds of the duties that have one
+//! ([`Duties::unheld_stop`]: the hand-back of positions), so what it copied
+//! is still handed back. A group mid-rebalance shows no holder: a node
+//! leaving exactly then may write the same positions as the next holder,
+//! from the same committed offsets.
+//!
 //! While the target does not answer, the node keeps trying to make the
 //! lease topic and join (its duties could not write there anyway). Where
 //! the lease cannot be had although the target answers (the group or topic
@@ -48,6 +58,7 @@ use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::admin::{admin_client, create_compacted_with};
+use crate::kafka::groups;
 use crate::ops::shutdown::{self, Shutdown};
 
 /// Connect's worker `session.timeout.ms`: how long a killed leader holds
@@ -71,6 +82,20 @@ pub struct Term {
 
 /// Starts the duties of one term; gives their threads.
 pub type Starter = Box<dyn Fn(&Term) -> Vec<JoinHandle<()>> + Send + Sync>;
+
+/// What a lease runs: the duties of each term, and the last rounds run at
+/// a stop that finds no node holding the lease.
+pub struct Duties {
+    pub term: Starter,
+    /// Started (with a term already ending, once the producer workers are
+    /// done) when this node stops without having held the lease and the
+    /// group shows no other holder: a flow stopped seconds after its
+    /// start, before the lease group formed (the coordinator waits
+    /// `group.initial.rebalance.delay.ms` before a new group's first
+    /// assignment), still hands its positions back. Only duties whose last
+    /// round is a write of what is final at the stop belong here.
+    pub unheld_stop: Starter,
+}
 
 /// The lease of one flow (or one herder's heartbeats).
 pub struct Lease {
@@ -104,6 +129,7 @@ struct Held {
 struct LeaseState {
     name: String,
     start: Starter,
+    unheld_stop: Starter,
     drain_timeout: Duration,
     held: Mutex<Option<Held>>,
     /// The group or topic was refused: the duties run unleased.
@@ -159,16 +185,39 @@ impl LeaseState {
     }
 
     /// Ends the term at the process's stop: the duties' last records wait
-    /// for the producer workers, as they do unleased.
-    fn end_at_stop(&self, workers_done: &AtomicBool, shutdown: &Shutdown) {
-        let Some(held) = self.held.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+    /// for the producer workers, as they do unleased. False when no term
+    /// was held.
+    fn end_at_stop(&self, workers_done: &AtomicBool, shutdown: &Shutdown) -> bool {
+        let Some(held) = self.held.lock().unwrap_or_else(|e| e.into_inner()).take() else { return false };
         held.term.shutdown.request_stop();
-        while !workers_done.load(Ordering::SeqCst) && !shutdown.deadline_passed() {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_workers(workers_done, shutdown);
         held.term.workers_done.store(true, Ordering::SeqCst);
         join_within(held.threads, shutdown.grace_deadline(), &self.name);
         info!("[{}] this node no longer leads the flow's side tasks (stopping); another node of the mirror takes them over", self.name);
+        true
+    }
+
+    /// At a stop without a term: the last rounds of `unheld_stop`, once
+    /// the producer workers are done, unless `held_elsewhere`.
+    fn last_rounds_unheld(&self, held_elsewhere: bool, workers_done: &AtomicBool, shutdown: &Shutdown) {
+        if held_elsewhere {
+            return info!("[{}] stopping; the node that leads the flow's side tasks writes their last records", self.name);
+        }
+        wait_for_workers(workers_done, shutdown);
+        let term = Term { shutdown: Shutdown::new(self.drain_timeout), workers_done: Arc::new(AtomicBool::new(true)) };
+        term.shutdown.request_stop();
+        let threads = (self.unheld_stop)(&term);
+        if !threads.is_empty() {
+            info!("[{}] stopping before any node led the flow's side tasks: this node writes their last records", self.name);
+        }
+        join_within(threads, shutdown.grace_deadline(), &self.name);
+    }
+}
+
+/// Waits until every acknowledgement is in (or the drain deadline passed).
+fn wait_for_workers(workers_done: &AtomicBool, shutdown: &Shutdown) {
+    while !workers_done.load(Ordering::SeqCst) && !shutdown.deadline_passed() {
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -179,16 +228,27 @@ fn join_within(threads: Vec<JoinHandle<()>>, until: Instant, name: &str) {
 
 /// Runs `start`'s duties whenever this node holds `lease`, until the stop.
 /// `workers_done` is the process's: set once every acknowledgement is in.
-pub fn spawn(lease: Lease, start: Starter, workers_done: Arc<AtomicBool>, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new().name(format!("mirrormaker-lease-{}", lease.name)).spawn(move || run(lease, start, &workers_done, &shutdown))
+pub fn spawn(lease: Lease, duties: Duties, workers_done: Arc<AtomicBool>, shutdown: Arc<Shutdown>) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name(format!("mirrormaker-lease-{}", lease.name)).spawn(move || run(lease, duties, &workers_done, &shutdown))
 }
 
-fn run(lease: Lease, start: Starter, workers_done: &AtomicBool, shutdown: &Shutdown) {
-    let ctx =
-        Arc::new(LeaseState { name: lease.name.clone(), start, drain_timeout: shutdown.drain_timeout(), held: Mutex::new(None), refused: Mutex::new(None) });
+fn run(lease: Lease, duties: Duties, workers_done: &AtomicBool, shutdown: &Shutdown) {
+    let ctx = Arc::new(LeaseState {
+        name: lease.name.clone(),
+        start: duties.term,
+        unheld_stop: duties.unheld_stop,
+        drain_timeout: shutdown.drain_timeout(),
+        held: Mutex::new(None),
+        refused: Mutex::new(None),
+    });
     let joined = match ensure_topic(&lease, shutdown) {
         Ok(true) => join(&lease, &ctx),
-        Ok(false) => return,
+        // Stopped while the lease topic was being made: no node leads yet
+        // unless the group says otherwise.
+        Ok(false) => {
+            let elsewhere = groups::admin_consumer(&lease.config).ok().is_some_and(|c| held_elsewhere(&lease, c.client()));
+            return ctx.last_rounds_unheld(elsewhere, workers_done, shutdown);
+        }
         Err(why) => Err(why),
     };
     let consumer = match joined {
@@ -210,9 +270,26 @@ fn run(lease: Lease, start: Starter, workers_done: &AtomicBool, shutdown: &Shutd
         drop(consumer);
         return unleased(&lease, ctx, &format!("the target refused it: {e}"), workers_done, shutdown);
     }
-    ctx.end_at_stop(workers_done, shutdown);
-    // Leaving the group now hands the lease to another node at once.
+    if ctx.end_at_stop(workers_done, shutdown) {
+        // Leaving the group now hands the lease to another node at once.
+        return drop(consumer);
+    }
+    // Asked while still a member, so a stable group's holder is another node.
+    let elsewhere = held_elsewhere(&lease, consumer.client());
     drop(consumer);
+    ctx.last_rounds_unheld(elsewhere, workers_done, shutdown);
+}
+
+/// Whether the lease group shows a member holding partition 0. Asked of
+/// a node holding no term; a group rebalancing or not answering shows none.
+fn held_elsewhere<C: ClientContext>(lease: &Lease, client: &rdkafka::client::Client<C>) -> bool {
+    match groups::members_assigned(client, &lease.group(), &lease.topic(), 0, Duration::from_secs(5)) {
+        Ok(n) => n > 0,
+        Err(e) => {
+            info!("[{}] cannot tell whether another node leads the flow's side tasks ({e}); taken as none", lease.name);
+            false
+        }
+    }
 }
 
 fn refused(e: &KafkaError) -> bool {

@@ -124,11 +124,28 @@ pub struct ForStreams {
 /// Starts one duty of a term.
 type DutyStart = Box<dyn Fn(&Term) -> std::io::Result<JoinHandle<()>> + Send + Sync>;
 
+/// Starts every one of `duties` in a term; one that cannot is named.
+fn starter(duties: Vec<(String, DutyStart)>) -> lease::Starter {
+    Box::new(move |term: &Term| {
+        let mut threads = Vec::new();
+        for (what, start) in &duties {
+            match start(term) {
+                Ok(thread) => threads.push(thread),
+                Err(e) => warn!("no {what}: cannot start its thread: {e}"),
+            }
+        }
+        threads
+    })
+}
+
 /// The one-node duties of one lease, waiting for it.
 struct Leased {
     /// The target cluster's client settings: the lease's group lives there.
     config: ClientConfig,
     duties: Vec<(String, DutyStart)>,
+    /// Those whose last round also runs at a stop that finds no node
+    /// holding the lease (`lease::Duties::unheld_stop`).
+    unheld_stop: Vec<(String, DutyStart)>,
 }
 
 /// The running side tasks of the whole process: started here, stopped here.
@@ -144,7 +161,7 @@ pub struct SideTasks {
 
 impl SideTasks {
     fn lease(&mut self, name: &str, config: impl FnOnce() -> ClientConfig) -> &mut Leased {
-        self.leased.entry(name.to_string()).or_insert_with(|| Leased { config: config(), duties: Vec::new() })
+        self.leased.entry(name.to_string()).or_insert_with(|| Leased { config: config(), duties: Vec::new(), unheld_stop: Vec::new() })
     }
 
     /// Starts the side tasks of `flow` that run on every node beside its
@@ -196,8 +213,14 @@ impl SideTasks {
                 }
                 Duty::HandBack(_) => {
                     let Some(setup) = hand_back.take() else { continue };
+                    // Its last round hands back what the stop made final,
+                    // even when no node held the lease yet.
+                    let last = setup.clone();
                     let start: DutyStart = Box::new(move |term: &Term| setup.spawn(term.workers_done.clone(), term.shutdown.clone()));
-                    self.lease(&task.lease, target).duties.push((task.name, start));
+                    let at_stop: DutyStart = Box::new(move |term: &Term| last.spawn(term.workers_done.clone(), term.shutdown.clone()));
+                    let leased = self.lease(&task.lease, target);
+                    leased.duties.push((task.name.clone(), start));
+                    leased.unheld_stop.push((task.name, at_stop));
                 }
                 // Not a flow's: set aside with the plan's (`start_plan`).
                 Duty::Heartbeats(_) => {}
@@ -221,19 +244,9 @@ impl SideTasks {
         }
         let done = Arc::new(AtomicBool::new(false));
         for (name, leased) in std::mem::take(&mut self.leased) {
-            let duties = leased.duties;
-            let start: lease::Starter = Box::new(move |term: &Term| {
-                let mut threads = Vec::new();
-                for (what, start) in &duties {
-                    match start(term) {
-                        Ok(thread) => threads.push(thread),
-                        Err(e) => warn!("no {what}: cannot start its thread: {e}"),
-                    }
-                }
-                threads
-            });
+            let duties = lease::Duties { term: starter(leased.duties), unheld_stop: starter(leased.unheld_stop) };
             let lease = Lease { name: name.clone(), config: leased.config };
-            match lease::spawn(lease, start, done.clone(), shutdown.clone()) {
+            match lease::spawn(lease, duties, done.clone(), shutdown.clone()) {
                 Ok(thread) => self.threads.push(thread),
                 Err(e) => warn!("[{name}] no side tasks: cannot start the thread of their lease: {e}"),
             }
@@ -247,7 +260,10 @@ impl SideTasks {
         self.workers_done.extend(other.workers_done);
         for (name, leased) in other.leased {
             match self.leased.get_mut(&name) {
-                Some(mine) => mine.duties.extend(leased.duties),
+                Some(mine) => {
+                    mine.duties.extend(leased.duties);
+                    mine.unheld_stop.extend(leased.unheld_stop);
+                }
                 None => {
                     self.leased.insert(name, leased);
                 }

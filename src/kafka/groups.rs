@@ -175,6 +175,56 @@ pub fn admin_consumer(config: &ClientConfig) -> KafkaResult<BaseConsumer> {
     c.create()
 }
 
+/// How many members of `group` the coordinator has assigned
+/// `topic`-`partition`, as DescribeGroups shows it (assignments are shown
+/// only while the group is stable: 0 while it rebalances or has no
+/// member).
+pub fn members_assigned<C: ClientContext>(client: &Client<C>, group: &str, topic: &str, partition: i32, timeout: Duration) -> KafkaResult<usize> {
+    let list = client.fetch_group_list(Some(group), timeout)?;
+    let assigned = list
+        .groups()
+        .iter()
+        .filter(|g| g.name() == group)
+        .flat_map(|g| g.members())
+        .filter(|m| m.assignment().is_some_and(|a| assignment_has(a, topic, partition)))
+        .count();
+    Ok(assigned)
+}
+
+/// Whether a consumer protocol assignment (`ConsumerProtocolAssignment`,
+/// every version: int16 version, then [topic string, [int32 partition]],
+/// then user data) names `topic`-`partition`. A malformed one names nothing.
+fn assignment_has(bytes: &[u8], topic: &str, partition: i32) -> bool {
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (b.get(..n)?, b.get(n..)?);
+        *b = rest;
+        Some(head)
+    }
+    fn int16(b: &mut &[u8]) -> Option<i16> {
+        take(b, 2).map(|x| i16::from_be_bytes([x[0], x[1]]))
+    }
+    fn int32(b: &mut &[u8]) -> Option<i32> {
+        take(b, 4).map(|x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+    }
+    let mut b = bytes;
+    let parse = |b: &mut &[u8]| -> Option<bool> {
+        int16(b)?;
+        let topics = int32(b)?;
+        let mut found = false;
+        for _ in 0..topics.max(0) {
+            let len = usize::try_from(int16(b)?).ok()?;
+            let name = take(b, len)?;
+            let count = int32(b)?;
+            for _ in 0..count.max(0) {
+                let p = int32(b)?;
+                found |= name == topic.as_bytes() && p == partition;
+            }
+        }
+        Some(found)
+    };
+    parse(&mut b).unwrap_or(false)
+}
+
 /// Whether the client is a consumer with a group.id, i.e. librdkafka gave
 /// it a consumer group of its own (see the module doc).
 fn has_consumer_group<C: ClientContext>(client: &Client<C>) -> bool {
@@ -636,6 +686,28 @@ mod tests {
 
     fn refusal(code: E, topic: &str, partition: i32) -> (E, PartitionError) {
         (code, PartitionError { topic: topic.into(), partition, error: code_text(code) })
+    }
+
+    #[test]
+    fn assignments_are_read_in_the_consumer_protocol_form() {
+        // version 1, two topics: "lease" [0], "other" [0, 3]; no user data.
+        let mut b = vec![0, 1, 0, 0, 0, 2];
+        b.extend([0, 5]);
+        b.extend(b"lease");
+        b.extend([0, 0, 0, 1, 0, 0, 0, 0]);
+        b.extend([0, 5]);
+        b.extend(b"other");
+        b.extend([0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3]);
+        b.extend([0xff, 0xff, 0xff, 0xff]);
+        assert!(assignment_has(&b, "lease", 0));
+        assert!(assignment_has(&b, "other", 3));
+        assert!(!assignment_has(&b, "lease", 1));
+        assert!(!assignment_has(&b, "leas", 0));
+        // Cut anywhere, it names nothing rather than a guess.
+        for cut in 0..b.len() - 4 {
+            assert!(!assignment_has(&b[..cut], "other", 3), "cut at {cut}");
+        }
+        assert!(!assignment_has(&[], "lease", 0));
     }
 
     #[test]
