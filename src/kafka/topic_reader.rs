@@ -100,7 +100,7 @@ pub fn read_to_end<C: ConsumerContext>(
     let mut left: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
     let mut tpl = TopicPartitionList::new();
     for p in read {
-        let (low, high) = consumer.fetch_watermarks(topic, p, REQUEST_TIMEOUT).map_err(request("read the topic's end offsets"))?;
+        let (low, high) = watermarks(consumer, topic, p, patience, stop).map_err(request("read the topic's end offsets"))?;
         ends.insert(p, high);
         let start = from.filter(|f| *f > low).unwrap_or(low);
         if high > start {
@@ -154,6 +154,34 @@ pub fn read_to_end<C: ConsumerContext>(
         }
     }
     Ok(Some(ends))
+}
+
+/// A partition's watermarks, asked again while it has no leader (a topic
+/// made a moment ago, a leader moving), up to `patience`.
+fn watermarks<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+    partition: i32,
+    patience: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<(i64, i64), KafkaError> {
+    let until = Instant::now() + patience;
+    loop {
+        match consumer.fetch_watermarks(topic, partition, REQUEST_TIMEOUT) {
+            Err(e) if leaderless(&e) && Instant::now() < until && !stop() => {
+                debug!("{topic}-{partition} has no leader yet ({e}); asking again");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn leaderless(e: &KafkaError) -> bool {
+    matches!(
+        e.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::LeaderNotAvailable | RDKafkaErrorCode::NotLeaderForPartition | RDKafkaErrorCode::UnknownTopicOrPartition)
+    )
 }
 
 /// Errors no retry mends (librdkafka retries the others itself).

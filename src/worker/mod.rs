@@ -34,6 +34,7 @@ use rdkafka::producer::{BaseProducer, Producer};
 use serde_json::{json, Value};
 
 use crate::engine;
+use crate::engine::mm2::connect_offsets::topic as offsets_topic;
 use crate::front::connect::{self, WorkerConfig};
 use crate::front::properties::ConfigError;
 use crate::kafka::admin::create_compacted;
@@ -118,6 +119,12 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     let s = &cfg.settings;
     create_compacted(&client, &s.config_storage_topic, s.config_storage_replication_factor);
     create_compacted(&client, &s.status_storage_topic, s.status_storage_replication_factor);
+    // As Java's worker at its start: GET offsets then never finds the topic
+    // a connector's first hand-back is making.
+    let offsets = &s.offset_storage_topic;
+    if let Err(e) = offsets_topic::ensure(&client, offsets, s.offset_storage_partitions, s.offset_storage_replication_factor, Duration::from_secs(60)) {
+        warn!("{e}; a connector's positions are written there once it can be made");
+    }
     let cluster_id = cluster_id(&client);
     let store = Store::new(&client, s.config_storage_topic.clone(), s.status_storage_topic.clone()).map_err(|e| WorkerError::Start(e.to_string()))?;
     let worker = Arc::new(Worker { cfg, store: Some(store), connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });

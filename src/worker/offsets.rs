@@ -27,24 +27,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use log::{info, warn};
-use rdkafka::admin::{AdminOptions, NewTopic, TopicReplication};
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::Consumer;
 use rdkafka::message::Message;
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::ClientConfig;
 use serde_json::{json, Map, Value};
 
 use super::rest::{done, ApiError, Entry};
 use super::store::TargetState;
 use super::{lock, Worker, DRAIN_TIMEOUT};
-use crate::engine::mm2::connect_offsets::file as offsets_file;
+use crate::engine::mm2::connect_offsets::{file as offsets_file, topic as offsets_topic};
 use crate::front::connect;
 use crate::front::mm2::connector::Kind;
-use crate::kafka::admin::{admin_client, admin_config, block_on};
+use crate::kafka::admin::admin_config;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
-use crate::kafka::topic_reader::{self, Partitions};
 use crate::plan::filter::TopicFilter;
-use crate::plan::partitioner::java_partition;
 
 /// A connector's config, in the order it was given.
 type Config = Vec<(String, String)>;
@@ -121,85 +117,22 @@ impl Stored {
 /// Reads `connector`'s positions from the whole offsets `topic`, read
 /// committed as Connect's reader does.
 fn read_stored(reader: &ClientConfig, topic: &str, connector: &str) -> Result<Stored, ApiError> {
-    let mut c = admin_config(reader);
-    c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("isolation.level", "read_committed");
-    let consumer: BaseConsumer = c.create().map_err(|e| ApiError::new(500, format!("cannot create a reader of {topic}: {e}")))?;
     let mut stored = Stored::default();
-    topic_reader::read_to_end(&consumer, topic, Partitions::All, PATIENCE, &|| false, |m| stored.apply(connector, m.key(), m.payload()))
-        .map_err(|e| ApiError::new(500, format!("Failed to retrieve offsets for source connector {connector}: cannot read {topic}: {e}")))?;
+    offsets_topic::read_whole(reader, topic, PATIENCE, &|| false, |m| stored.apply(connector, m.key(), m.payload()))
+        .map_err(|e| ApiError::new(500, format!("Failed to retrieve offsets for source connector {connector}: {e}")))?;
     Ok(stored)
 }
 
-/// The offsets topic's partition count, after creating it as Java's worker
-/// does at its start (compacted, `offset.storage.*`) when it is missing.
-fn offsets_partitions(w: &Worker) -> Result<i32, String> {
+/// Writes `records` (key, value or tombstone) to the offsets topic, made
+/// first when missing, as Java's worker makes it at its start
+/// (compacted, `offset.storage.*`), and waits for every ack.
+fn write_records(w: &Worker, records: &[offsets_file::Entry]) -> Result<(), String> {
     let s = &w.cfg.settings;
-    let topic = &s.offset_storage_topic;
-    let admin = admin_client(&w.cfg.cluster.client_config()).map_err(|e| format!("cannot create an admin client: {e}"))?;
-    let count = |admin: &crate::kafka::admin::Admin| -> Result<Option<i32>, String> {
-        let md = admin.inner().fetch_metadata(Some(topic), PATIENCE).map_err(|e| format!("cannot read the metadata of {topic}: {e}"))?;
-        Ok(md.topics().iter().find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty()).map(|t| t.partitions().len() as i32))
-    };
-    if let Some(n) = count(&admin)? {
-        return Ok(n);
-    }
-    let rf = if s.offset_storage_replication_factor > 0 { i32::from(s.offset_storage_replication_factor) } else { 3 };
-    let new = NewTopic::new(topic, s.offset_storage_partitions.max(1), TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
-    let opts = AdminOptions::new().operation_timeout(Some(PATIENCE)).request_timeout(Some(PATIENCE));
-    let _ = block_on(admin.create_topics(&[new], &opts));
-    let until = Instant::now() + PATIENCE;
-    while Instant::now() < until {
-        if let Some(n) = count(&admin)? {
-            return Ok(n);
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    Err(format!("{topic} does not exist and could not be created (offset.storage.partitions={}, replication factor {rf})", s.offset_storage_partitions))
-}
-
-/// Writes `records` (key, value or tombstone) to the offsets topic, each in
-/// the partition Java's producer gives its key, and waits for every ack.
-fn write_records(w: &Worker, records: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), String> {
-    let topic = &w.cfg.settings.offset_storage_topic;
-    let partitions = offsets_partitions(w)?;
-    let mut p = admin_config(&w.cfg.cluster.client_config());
-    p.set("acks", "all").set("enable.idempotence", "true");
-    let producer: BaseProducer<Acks> = p.create_with_context(Acks::default()).map_err(|e| format!("cannot create a producer: {e}"))?;
-    for (key, value) in records {
-        let mut r = BaseRecord::<[u8], [u8]>::to(topic).partition(java_partition(key, partitions)).key(key.as_slice());
-        if let Some(v) = value {
-            r = r.payload(v.as_slice());
-        }
-        producer.send(r).map_err(|(e, _)| format!("cannot queue a record for {topic}: {e}"))?;
-    }
-    producer.flush(PATIENCE).map_err(|e| format!("{topic} did not acknowledge within {}s: {e}", PATIENCE.as_secs()))?;
-    // A refused record leaves the queue as a failed delivery: the flush
-    // alone does not tell.
-    let failed = lock(&producer.context().failed).clone();
-    match failed {
-        Some((n, last)) => Err(format!("{topic} refused {n} of {} record(s) ({last}); check that this worker may write to it", records.len())),
-        None => Ok(()),
-    }
-}
-
-/// The refused deliveries of a write: how many, and the last reason.
-#[derive(Default)]
-struct Acks {
-    failed: std::sync::Mutex<Option<(usize, String)>>,
-}
-
-impl rdkafka::ClientContext for Acks {}
-
-impl rdkafka::producer::ProducerContext for Acks {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &rdkafka::producer::DeliveryResult<'_>, _: ()) {
-        if let Err((e, _)) = result {
-            let mut f = lock(&self.failed);
-            let n = f.as_ref().map_or(0, |(n, _)| *n) + 1;
-            *f = Some((n, e.to_string()));
-        }
-    }
+    let (config, topic) = (w.cfg.cluster.client_config(), &s.offset_storage_topic);
+    let partitions =
+        offsets_topic::ensure(&config, topic, s.offset_storage_partitions, s.offset_storage_replication_factor, PATIENCE).map_err(|e| e.to_string())?;
+    let writer = offsets_topic::Writer::new(&config, topic, partitions).map_err(|e| format!("cannot create a producer for {topic}: {e}"))?;
+    writer.write(records, PATIENCE).map_err(|e| e.to_string())
 }
 
 /// What a MirrorSourceConnector's positions also live in: its flow's

@@ -31,29 +31,27 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::consumer::Consumer;
+use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
-use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::pipeline::stream::log_names;
-use crate::kafka::admin::{admin_client, admin_config, block_on};
+use crate::kafka::admin::admin_config;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
-use crate::kafka::topic_reader::{self, Partitions, ReadError};
+use crate::kafka::topic_reader::{self, ReadError};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::{ConnectOffsets, Flow};
 
 pub mod file;
 mod json;
+pub mod topic;
 
 pub(crate) use json::push_json_string;
 use json::{decode_key, decode_value, Key};
@@ -84,6 +82,8 @@ pub enum ConnectOffsetsError {
     Client { what: String, error: KafkaError },
     /// Java Connect standalone's offsets file could not be read or written.
     File(file::FileError),
+    /// The offsets topic is missing and could not be made.
+    Topic(topic::TopicError),
 }
 
 impl ConnectOffsetsError {
@@ -113,6 +113,18 @@ impl fmt::Display for ConnectOffsetsError {
             ConnectOffsetsError::Group { group, source } => write!(f, "cannot take over Java MirrorMaker 2's positions into group '{group}': {source}"),
             ConnectOffsetsError::Client { what, error } => write!(f, "cannot create {what}: {error}"),
             ConnectOffsetsError::File(e) => write!(f, "{e}"),
+            ConnectOffsetsError::Topic(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<topic::TopicError> for ConnectOffsetsError {
+    fn from(e: topic::TopicError) -> Self {
+        match e {
+            topic::TopicError::Client { what, error } => ConnectOffsetsError::Client { what, error },
+            topic::TopicError::Unreachable(error) => ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), error },
+            topic::TopicError::Read { topic, error } => ConnectOffsetsError::Read { topic, error },
+            e @ topic::TopicError::NotMade { .. } => ConnectOffsetsError::Topic(e),
         }
     }
 }
@@ -124,6 +136,7 @@ impl std::error::Error for ConnectOffsetsError {
             ConnectOffsetsError::Read { error, .. } => Some(error),
             ConnectOffsetsError::Group { source, .. } => Some(source),
             ConnectOffsetsError::File(e) => Some(e),
+            ConnectOffsetsError::Topic(e) => Some(e),
         }
     }
 }
@@ -203,26 +216,13 @@ pub fn read_positions(
     cluster: &str,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<JavaPositions>, ConnectOffsetsError> {
-    let consumer = reader(config, topic, "read_committed")?;
     let mut positions = JavaPositions::default();
-    let read = topic_reader::read_to_end(&consumer, topic, Partitions::All, READ_PATIENCE, stop, |m| {
+    let read = topic::read_whole(config, topic, READ_PATIENCE, stop, |m| {
         positions.apply(connector, cluster, m.key(), m.payload(), &format!("{topic}-{} offset {}", m.partition(), m.offset()))
-    });
-    match read {
-        Ok(Some(stable)) => positions.open = open_transactions(config, topic, &stable),
-        Ok(None) => return Ok(None),
-        Err(ReadError::Request { error, .. }) => return Err(ConnectOffsetsError::Unreachable { cluster: "the target cluster".into(), error }),
-        Err(error) => return Err(ConnectOffsetsError::Read { topic: topic.into(), error }),
-    }
+    })?;
+    let Some(stable) = read else { return Ok(None) };
+    positions.open = open_transactions(config, topic, &stable);
     Ok(Some(positions))
-}
-
-/// A reader of the offsets `topic` at `isolation` (nothing is committed:
-/// the group id is only there because librdkafka wants one).
-fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseConsumer, ConnectOffsetsError> {
-    let mut c = admin_config(config);
-    c.set("group.id", groups::ADMIN_GROUP_ID).set("enable.auto.commit", "false").set("enable.partition.eof", "false").set("isolation.level", isolation);
-    c.create().map_err(|error| ConnectOffsetsError::Client { what: format!("a reader of {topic}"), error })
 }
 
 /// The partitions whose high watermark is past the last stable offset the
@@ -230,7 +230,7 @@ fn reader(config: &ClientConfig, topic: &str, isolation: &str) -> Result<BaseCon
 /// open transaction. Asked only to say so; a failed question is logged and
 /// answers none.
 fn open_transactions(config: &ClientConfig, topic: &str, stable: &topic_reader::Ends) -> Vec<(i32, i64, i64)> {
-    let consumer = match reader(config, topic, "read_uncommitted") {
+    let consumer = match topic::reader(config, topic, "read_uncommitted") {
         Ok(c) => c,
         Err(e) => {
             debug!("open transactions in {topic} not looked for: {e}");
@@ -482,50 +482,20 @@ fn choose_positions(java: &BTreeMap<SourcePartition, i64>, committed: &BTreeMap<
 // ---------------------------------------------------------------------------
 // Handing back.
 
-/// Counts the hand-back records the target refused, so a round whose
-/// records were not all acknowledged is not taken as written.
-#[derive(Default)]
-struct Acks {
-    failed: AtomicU64,
-    last_error: Mutex<Option<String>>,
-}
-
-impl ClientContext for Acks {}
-
-impl ProducerContext for Acks {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((e, _)) = result {
-            self.failed.fetch_add(1, Ordering::SeqCst);
-            *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
-        }
-    }
-}
-
 /// Why a round of the hand-back wrote nothing for sure (the next round
 /// writes it again).
 #[derive(Debug)]
 enum HandBackError {
     /// The flow's group offsets could not be read.
     Group(GroupError),
-    /// The producer's queue took no more.
-    Queue(KafkaError),
-    /// Not acknowledged within `waited`.
-    Flush { topic: String, waited: Duration, error: KafkaError },
-    /// The target refused `failed` of the `of` records; `last` says why.
-    Refused { failed: u64, of: usize, last: String, topic: String },
+    Write(topic::WriteError),
 }
 
 impl fmt::Display for HandBackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HandBackError::Group(e) => write!(f, "{e}"),
-            HandBackError::Queue(e) => write!(f, "cannot queue a record: {e}"),
-            HandBackError::Flush { topic, waited, error } => write!(f, "{topic} not acknowledged within {}s: {error}", waited.as_secs()),
-            HandBackError::Refused { failed, of, last, topic } => {
-                write!(f, "the target refused {failed} of {of} records ({last}); check that this client may write to {topic}")
-            }
+            HandBackError::Write(e) => write!(f, "{e}"),
         }
     }
 }
@@ -550,25 +520,17 @@ impl HandBack {
         if let Some(path) = self.setup.spec.file.clone() {
             return self.run_to_file(admin.client(), &path);
         }
-        let mut p = admin_config(&self.setup.target);
-        p.set("acks", "all").set("enable.idempotence", "true").set("linger.ms", "5");
-        let producer: BaseProducer<Acks> = match p.create_with_context(Acks::default()) {
-            Ok(p) => p,
-            Err(e) => {
-                return warn!("[{name}] positions are not handed back to Java MirrorMaker 2: cannot create a producer for {}: {e}", self.setup.spec.topic)
-            }
-        };
-        let mut partitions: Option<i32> = None;
+        let mut writer: Option<topic::Writer> = None;
         let mut total = 0usize;
         let mut next = Instant::now() + self.setup.interval;
         loop {
             let finishing = self.shutdown.stopping() && (self.workers_done.load(Ordering::SeqCst) || self.shutdown.deadline_passed());
             if finishing || Instant::now() >= next {
-                if partitions.is_none() {
-                    partitions = self.ensure_topic();
+                if writer.is_none() {
+                    writer = self.writer();
                 }
-                if let Some(n) = partitions {
-                    match self.write_changed(admin.client(), &producer, n) {
+                if let Some(w) = &writer {
+                    match self.write_changed(admin.client(), w) {
                         Ok(k) => total += k,
                         Err(e) => warn!("[{name}] positions not handed back to {} this time: {e}", self.setup.spec.topic),
                     }
@@ -583,94 +545,35 @@ impl HandBack {
         info!("[{name}] {total} position(s) handed back to Java MirrorMaker 2 in {} over the run", self.setup.spec.topic);
     }
 
-    /// The topic's partition count, after creating it as Java's Connect
-    /// worker would when missing; None (said why) when it cannot be had.
-    fn ensure_topic(&self) -> Option<i32> {
-        let topic = &self.setup.spec.topic;
-        let admin = match admin_client(&self.setup.target) {
-            Ok(a) => a,
-            Err(e) => {
-                warn!("[{}] cannot create an admin client for the target: {e}", self.setup.name);
-                return None;
-            }
-        };
-        let listed = |admin: &AdminClient<DefaultClientContext>| -> Result<(usize, Option<i32>), KafkaError> {
-            let md = admin.inner().fetch_metadata(None, REQUEST_TIMEOUT)?;
-            let n = md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as i32);
-            Ok((md.brokers().len(), n))
-        };
-        let (brokers, existing) = match listed(&admin) {
-            Ok(x) => x,
-            Err(e) => {
-                warn!("[{}] the target does not answer ({e}); {topic} is looked for again at the next commit interval", self.setup.name);
-                return None;
-            }
-        };
-        if let Some(n) = existing.filter(|n| *n > 0) {
-            return Some(n);
-        }
-        // offset.storage.replication.factor, as far as the brokers allow;
-        // -1 (the brokers' default in Connect) becomes at most 3.
-        let wanted = if self.setup.spec.replication_factor > 0 { i32::from(self.setup.spec.replication_factor) } else { 3 };
-        let rf = wanted.min(brokers.max(1) as i32);
-        let partitions = self.setup.spec.partitions.max(1);
-        let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
-        let opts = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT)).request_timeout(Some(REQUEST_TIMEOUT));
-        match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
-            Ok(Some(Ok(_))) => {
-                info!("[{}] created {topic} (compacted, {partitions} partitions, replication factor {rf}) as Java's Connect worker would", self.setup.name)
-            }
-            Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
-            Ok(Some(Err((_, code)))) => warn!("[{}] cannot create {topic}: {code}; tried again at the next commit interval", self.setup.name),
-            Err(e) => warn!("[{}] cannot create {topic}: {e}; tried again at the next commit interval", self.setup.name),
-        }
-        // The new topic's metadata may take a moment to reach every broker.
-        let until = Instant::now() + REQUEST_TIMEOUT;
-        while Instant::now() < until {
-            if let Ok((_, Some(n))) = listed(&admin) {
-                if n > 0 {
-                    return Some(n);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        None
+    /// A writer of the topic, after creating it as Java's Connect worker
+    /// would when missing; None (said why) when it cannot be had yet.
+    fn writer(&self) -> Option<topic::Writer> {
+        let spec = &self.setup.spec;
+        let made = topic::ensure(&self.setup.target, &spec.topic, spec.partitions, spec.replication_factor, REQUEST_TIMEOUT)
+            .map_err(|e| e.to_string())
+            .and_then(|n| topic::Writer::new(&self.setup.target, &spec.topic, n).map_err(|e| format!("cannot create a producer for {}: {e}", spec.topic)));
+        made.map_err(|e| warn!("[{}] {e}; tried again at the next commit interval", self.setup.name)).ok()
     }
 
     /// Writes the positions the group committed that differ from what the
     /// topic holds; returns how many.
-    fn write_changed<C: ClientContext>(
-        &mut self,
-        admin: &rdkafka::client::Client<C>,
-        producer: &BaseProducer<Acks>,
-        partitions: i32,
-    ) -> Result<usize, HandBackError> {
+    fn write_changed<C: ClientContext>(&mut self, admin: &rdkafka::client::Client<C>, writer: &topic::Writer) -> Result<usize, HandBackError> {
         let committed = groups::group_offsets(admin, &self.setup.group).map_err(HandBackError::Group)?;
         let changed = changed_positions(&committed, &self.setup.written);
         if changed.is_empty() {
             return Ok(0);
         }
-        let failed_before = producer.context().failed.load(Ordering::SeqCst);
-        for ((topic, partition), offset) in &changed {
-            let key = encode_key(&self.setup.spec.connector, &self.setup.spec.source_alias, topic, *partition);
-            let value = encode_value(*offset);
-            let record = BaseRecord::<[u8], [u8]>::to(&self.setup.spec.topic).partition(partition_of(&key, partitions)).key(&key).payload(&value);
-            // The queue is far larger than one flow's partitions; a full
-            // queue only means this round fails and the next one retries.
-            producer.send(record).map_err(|(e, _)| HandBackError::Queue(e))?;
-        }
-        producer.flush(REQUEST_TIMEOUT).map_err(|e| HandBackError::Flush { topic: self.setup.spec.topic.clone(), waited: REQUEST_TIMEOUT, error: e })?;
-        // Refused records leave the queue as failed deliveries, so the flush
-        // alone does not tell; such a round is written again next time.
-        let failed = producer.context().failed.load(Ordering::SeqCst) - failed_before;
-        if failed > 0 {
-            let last = producer.context().last_error.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-            return Err(HandBackError::Refused { failed, of: changed.len(), last, topic: self.setup.spec.topic.clone() });
-        }
+        writer.write(&self.entries(&changed), REQUEST_TIMEOUT).map_err(HandBackError::Write)?;
         debug!("[{}] {} position(s) handed back to {}", self.setup.name, changed.len(), self.setup.spec.topic);
         let n = changed.len();
         self.setup.written.extend(changed);
         Ok(n)
+    }
+
+    /// The records of `changed` positions, in Connect's bytes.
+    fn entries(&self, changed: &[(SourcePartition, i64)]) -> Vec<file::Entry> {
+        let spec = &self.setup.spec;
+        changed.iter().map(|((topic, p), offset)| (encode_key(&spec.connector, &spec.source_alias, topic, *p), Some(encode_value(*offset)))).collect()
     }
 }
 
@@ -729,10 +632,7 @@ impl HandBack {
         if changed.is_empty() {
             return Ok(0);
         }
-        let spec = &self.setup.spec;
-        let entries: Vec<file::Entry> =
-            changed.iter().map(|((topic, p), offset)| (encode_key(&spec.connector, &spec.source_alias, topic, *p), Some(encode_value(*offset)))).collect();
-        file::update(path, &entries).map_err(|e| e.to_string())?;
+        file::update(path, &self.entries(&changed)).map_err(|e| e.to_string())?;
         let n = changed.len();
         self.setup.written.extend(changed);
         Ok(n)
