@@ -4,7 +4,10 @@ use openssl::ec::{EcGroup, EcKey};
 use openssl::nid::Nid;
 use openssl::x509::X509NameBuilder;
 
-fn key_and_cert() -> (PKey<Private>, X509) {
+/// A fresh EC key and its self-signed certificate for 127.0.0.1, valid
+/// for a day: the material of every keystore the tests write (also the
+/// Connect listeners' tests).
+pub(crate) fn key_and_cert() -> (PKey<Private>, X509) {
     let key = PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
     name.append_entry_by_text("CN", "127.0.0.1").unwrap();
@@ -19,7 +22,8 @@ fn key_and_cert() -> (PKey<Private>, X509) {
     (key, b.build())
 }
 
-fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+/// `bytes` written as `name` in a directory of this test process's own.
+pub(crate) fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("keystore-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
