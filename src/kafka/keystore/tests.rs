@@ -22,6 +22,13 @@ pub(crate) fn key_and_cert() -> (PKey<Private>, X509) {
     (key, b.build())
 }
 
+/// A PEM keystore's text: `key` (PKCS#8, unencrypted), then `cert`.
+pub(crate) fn pem_of(key: &PKey<Private>, cert: &X509) -> Vec<u8> {
+    let mut pem = key.private_key_to_pem_pkcs8().unwrap();
+    pem.extend(cert.to_pem().unwrap());
+    pem
+}
+
 /// `bytes` written as `name` in a directory of this test process's own.
 pub(crate) fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("keystore-test-{}-{name}", std::process::id()));
@@ -77,9 +84,7 @@ fn a_pkcs12_keystore_and_its_password() {
 #[test]
 fn a_pem_keystore_plain_and_encrypted() {
     let (key, cert) = key_and_cert();
-    let mut plain = key.private_key_to_pem_pkcs8().unwrap();
-    plain.extend(cert.to_pem().unwrap());
-    let path = write("k.pem", &plain);
+    let path = write("k.pem", &pem_of(&key, &cert));
     assert!(read_keystore(&path, StoreType::Pem, None, None).is_ok());
     let mut enc = key.private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_256_cbc(), b"keypass").unwrap();
     enc.extend(cert.to_pem().unwrap());

@@ -1,6 +1,6 @@
 use super::*;
 use crate::front::properties;
-use crate::kafka::keystore::tests::{key_and_cert, write};
+use crate::kafka::keystore::tests::{key_and_cert, pem_of, write};
 
 fn file(text: &str) -> PropertiesFile {
     properties::parse(Path::new("worker.properties"), text.as_bytes()).unwrap()
@@ -115,9 +115,7 @@ fn the_worker_file_with_top_level_tls_keys_for_its_https_listener() {
 #[test]
 fn a_pem_keystore_is_served_and_the_difference_from_java_said() {
     let (key, cert) = key_and_cert();
-    let mut pem = key.private_key_to_pem_pkcs8().unwrap();
-    pem.extend(cert.to_pem().unwrap());
-    let path = write("listeners-ks.pem", &pem);
+    let path = write("listeners-ks.pem", &pem_of(&key, &cert));
     let f = file(&format!("listeners=https://:8443\nlisteners.https.ssl.keystore.location={}\nlisteners.https.ssl.keystore.type=PEM\n", path.display()));
     let mut notices = Vec::new();
     assert!(tls(&f, &listeners(&f).unwrap(), &mut notices).unwrap().is_some());
