@@ -9,7 +9,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::connect::*;
 use common::*;
+use serde_json::json;
 
 /// This file's REST ports (see [`rest_port`]).
 const RANGE: std::ops::Range<u16> = 18500..18600;
@@ -76,22 +78,20 @@ fn truststore(dir: &Path, file: &str, store_type: &str, pw: &str, pem: &Path) ->
 
 /// A worker file whose listeners and REST keys are `rest` (lines).
 fn worker_file(dir: &Path, rest: &[String]) -> PathBuf {
-    let storage = unique("connect-https");
-    let file = dir.join("worker.properties");
-    let mut text = format!(
-        "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
-         status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-         status.storage.replication.factor=1\noffset.flush.interval.ms=1000\n\
-         key.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n\
-         value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n",
-        target()
-    );
-    for l in rest {
-        text.push_str(l);
-        text.push('\n');
-    }
-    std::fs::write(&file, text).unwrap();
-    file
+    let converters = [format!("key.converter={BYTE_ARRAY_CONVERTER}"), format!("value.converter={BYTE_ARRAY_CONVERTER}")];
+    distributed_worker_file(&dir.join("worker.properties"), &target(), &unique("connect-https"), &[&converters[..], rest].concat())
+}
+
+/// A worker file with one https listener, on `port`, serving the keystore
+/// `store` opened with `password`; then the `more` lines.
+fn https_worker_file(dir: &Path, port: u16, store: &Path, password: &str, more: &[&str]) -> PathBuf {
+    let mut rest = vec![
+        format!("listeners=https://127.0.0.1:{port}"),
+        format!("listeners.https.ssl.keystore.location={}", store.display()),
+        format!("listeners.https.ssl.keystore.password={password}"),
+    ];
+    rest.extend(more.iter().map(|l| l.to_string()));
+    worker_file(dir, &rest)
 }
 
 /// `curl -s` with `tls` arguments: (http code, body, curl's exit code).
@@ -113,23 +113,8 @@ fn curl_with(tls: &[String], method: &str, url: &str, data: Option<&Path>) -> (u
 
 fn connector_json(dir: &Path) -> PathBuf {
     let id = short_id();
-    let json = dir.join("connector.json");
-    std::fs::write(
-        &json,
-        serde_json::json!({
-            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-            "source.cluster.alias": format!("A{id}"), "target.cluster.alias": format!("B{id}"),
-            "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target(),
-            "topics": unique("https"), "tasks.max": "1",
-            "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
-            "sync.topic.acls.enabled": "false"
-        })
-        .to_string(),
-    )
-    .unwrap();
-    json
+    let config = mirror_connector("MirrorSourceConnector", (&format!("A{id}"), &format!("B{id}")), &target(), &unique("https"), json!({ "tasks.max": "1" }));
+    json_file(&dir.join("connector.json"), &config)
 }
 
 /// The guide's two steps over https: PUT a connector config (201), then
@@ -164,19 +149,10 @@ fn wait_serving(worker: &mut Mirror, tls: &[String], base: &str) {
 #[ignore = "needs clusters"]
 fn https_listener_with_a_pkcs12_keystore_serves_the_guides_workflow() {
     require_clusters!(source(), target());
-    let dir = std::env::temp_dir().join(unique("connect-https"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-https");
     let (store, cert) = keypair(&dir, "worker.p12", "PKCS12", "storepw", "storepw");
     let port = rest_port(RANGE);
-    let file = worker_file(
-        &dir,
-        &[
-            format!("listeners=https://127.0.0.1:{port}"),
-            format!("listeners.https.ssl.keystore.location={}", store.display()),
-            "listeners.https.ssl.keystore.password=storepw".into(),
-            "listeners.https.ssl.keystore.type=PKCS12".into(),
-        ],
-    );
+    let file = https_worker_file(&dir, port, &store, "storepw", &["listeners.https.ssl.keystore.type=PKCS12"]);
     let mut worker = start(&file);
     let base = format!("https://127.0.0.1:{port}");
     let tls = vec![s("--cacert"), path(&cert)];
@@ -270,8 +246,7 @@ fn check_mtls(m: &Mtls, dir: &Path, alive: &mut dyn FnMut() -> bool, log: &dyn F
 #[ignore = "needs clusters"]
 fn https_with_a_jks_keystore_requires_a_trusted_client_certificate() {
     require_clusters!(source(), target());
-    let dir = std::env::temp_dir().join(unique("connect-mtls"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-mtls");
     let m = mtls_setup(&dir);
     let mut worker = start(&m.file);
     let log = worker.log.clone();
@@ -285,8 +260,7 @@ fn https_with_a_jks_keystore_requires_a_trusted_client_certificate() {
 #[ignore = "needs clusters"]
 fn java_connect_takes_the_same_https_worker_file() {
     require_clusters!(source(), target());
-    let dir = std::env::temp_dir().join(unique("connect-mtls-java"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-mtls-java");
     let m = mtls_setup(&dir);
     let log = dir.join("java-connect.log");
     let out = std::fs::File::create(&log).unwrap();
@@ -316,18 +290,10 @@ fn java_connect_takes_the_same_https_worker_file() {
 #[ignore = "needs clusters"]
 fn a_keystore_that_cannot_be_opened_stops_the_worker_at_start() {
     require_clusters!(target());
-    let dir = std::env::temp_dir().join(unique("connect-badstore"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-badstore");
     let (store, _) = keypair(&dir, "worker.jks", "JKS", "storepw", "storepw");
     let port = rest_port(RANGE);
-    let file = worker_file(
-        &dir,
-        &[
-            format!("listeners=https://127.0.0.1:{port}"),
-            format!("listeners.https.ssl.keystore.location={}", store.display()),
-            "listeners.https.ssl.keystore.password=wrong".into(),
-        ],
-    );
+    let file = https_worker_file(&dir, port, &store, "wrong", &[]);
     let (code, out) = run_to_exit(&["--connect.distributed", &path(&file)]);
     assert_ne!(code, 0, "{out}");
     assert!(

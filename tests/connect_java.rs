@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::connect::*;
 use common::*;
 use serde_json::{json, Value};
 
@@ -78,16 +79,9 @@ impl Drop for Cleanup {
 
 /// The worker file: the guide's keys, storage on the worker's own cluster.
 fn worker_file(dir: &Path, side: &str, bootstrap: &str, storage: &str, port: u16) -> PathBuf {
-    let bytes = "org.apache.kafka.connect.converters.ByteArrayConverter";
-    let file = dir.join(format!("worker-{side}.properties"));
-    let text = format!(
-        "bootstrap.servers={bootstrap}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
-         status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-         status.storage.replication.factor=1\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n\
-         key.converter={bytes}\nvalue.converter={bytes}\n"
-    );
-    std::fs::write(&file, text).unwrap();
-    file
+    let rest =
+        [format!("listeners=http://127.0.0.1:{port}"), format!("key.converter={BYTE_ARRAY_CONVERTER}"), format!("value.converter={BYTE_ARRAY_CONVERTER}")];
+    distributed_worker_file(&dir.join(format!("worker-{side}.properties")), bootstrap, storage, &rest)
 }
 
 /// The three connector JSON files as the guide writes them ("tasks.max"
@@ -95,34 +89,27 @@ fn worker_file(dir: &Path, side: &str, bootstrap: &str, storage: &str, port: u16
 /// address differs. The guide's leading space in the class name is tried
 /// apart, by [`spaced_class`]: Java refuses it, so with it Java would run nothing.
 fn connector_files(dir: &Path, side: &str, (a, b): (&str, &str), target_bootstrap: &str, topic: &str, group: &str) -> Vec<PathBuf> {
-    let bytes = "org.apache.kafka.connect.converters.ByteArrayConverter";
     CONNECTORS
         .iter()
         .map(|(name, class)| {
-            let mut v = json!({
-                "name": name,
-                // No leading space: Java 3.9.2 refuses one in JSON (see spaced_class).
-                "connector.class": format!("org.apache.kafka.connect.mirror.{class}"),
-                "clusters": format!("{a},{b}"),
-                "source.cluster.alias": a, "target.cluster.alias": b,
-                "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target_bootstrap,
-                "tasks.max": "4", "key.converter": bytes, "value.converter": bytes,
-                "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
+            let guides = json!({
+                "name": name, "clusters": format!("{a},{b}"), "tasks.max": "4",
                 "checkpoints.topic.replication.factor": "1", "heartbeats.topic.replication.factor": "1",
                 // Each side's offset-syncs on its own target: with the default
                 // (the source), both would write mm2-offset-syncs.B.internal on
                 // the shared source and each checkpoint task read the other's.
                 "offset-syncs.topic.location": "target",
-                "sync.topic.acls.enabled": "false", "topics": topic, "groups": group,
+                "groups": group,
                 "emit.checkpoints.interval.seconds": "1", "emit.heartbeats.interval.seconds": "1",
             });
+            // mirror_connector's class has no leading space: Java 3.9.2
+            // refuses one in JSON (see spaced_class).
+            let mut v = mirror_connector(class, (a, b), target_bootstrap, topic, guides);
             if *class == "MirrorSourceConnector" {
                 v["consumer.group.id"] = json!(format!("{group}-mirror-{side}"));
                 v["producer.enable.idempotence"] = json!("true");
             }
-            let file = dir.join(format!("{side}-{name}.json"));
-            std::fs::write(&file, v.to_string()).unwrap();
-            file
+            json_file(&dir.join(format!("{side}-{name}.json")), &v)
         })
         .collect()
 }
@@ -202,17 +189,6 @@ fn base64(b: &[u8]) -> Vec<u8> {
         }
     }
     out
-}
-
-/// Commits `group`'s positions on the source (no member needed).
-fn commit(group: &str, topic: &str, at: &[i64]) {
-    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new().set("bootstrap.servers", source()).set("group.id", group).create().unwrap();
-    let mut list = rdkafka::TopicPartitionList::new();
-    for (p, o) in at.iter().enumerate() {
-        list.add_partition_offset(topic, p as i32, rdkafka::Offset::Offset(*o)).unwrap();
-    }
-    c.commit(&list, CommitMode::Sync).expect("commit the group's positions");
 }
 
 /// (remote topic, partition) -> (upstream, downstream) of a group's last checkpoints.
@@ -330,10 +306,8 @@ fn compare_errors(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usiz
         differ(diffs, &format!("GET {path} body"), &jv, &ov);
         n += 1;
     }
-    let dir = std::env::temp_dir().join(unique("connect-java-bad"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("bad.json");
-    std::fs::write(&bad, json!({"connector.class": "org.example.NoSuchConnector", "tasks.max": "1"}).to_string()).unwrap();
+    let dir = scratch_dir("connect-java-bad");
+    let bad = json_file(&dir.join("bad.json"), &json!({"connector.class": "org.example.NoSuchConnector", "tasks.max": "1"}));
     let put = |w: &Worker| {
         let (code, body) = curl("PUT", &format!("{}/connectors/bad/config", w.base), Some(&bad));
         let v: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
@@ -362,14 +336,13 @@ fn compare_errors(java: &Worker, ours: &Worker, diffs: &mut Vec<String>) -> usiz
 /// (issue #28 asks for that, believing Java accepts it). A difference kept
 /// visible here: both halves are asserted, so a change on either side shows.
 fn spaced_class(java: &Worker, ours: &Worker, dir: &Path) -> usize {
-    let spaced = dir.join("spaced.json");
     let config = json!({
         "connector.class": " org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "tasks.max": "4",
         "source.cluster.alias": "S", "target.cluster.alias": "T",
         "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": source(),
         "heartbeats.topic.replication.factor": "1", "emit.heartbeats.enabled": "false",
     });
-    std::fs::write(&spaced, config.to_string()).unwrap();
+    let spaced = json_file(&dir.join("spaced.json"), &config);
     let put = |w: &Worker| curl("PUT", &format!("{}/connectors/spaced-class/config", w.base), Some(&spaced));
     let ((jc, jb), (oc, ob)) = (put(java), put(ours));
     println!("leading space in connector.class: java {jc} {} | ours {oc} {ob}", &jb[..jb.len().min(160)]);
@@ -398,10 +371,9 @@ fn same_worker_and_connector_files_same_result_as_java_connect() {
     // find it in their first group listing.
     let ends = end_offsets(&source(), &topic).unwrap();
     let committed: Vec<i64> = ends.iter().map(|e| e * 2 / 3).collect();
-    commit(&group, &topic, &committed);
+    commit_on_source(&group, &topic, &committed);
 
-    let dir = std::env::temp_dir().join(unique("connect-java"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-java");
     let (jport, oport) = (rest_port(18400..18500), rest_port(18400..18500));
     let java_file = worker_file(&dir, "java", &extra(), &format!("cj-{id}-java"), jport);
     let ours_file = worker_file(&dir, "ours", &target(), &format!("cj-{id}-ours"), oport);

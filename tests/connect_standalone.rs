@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::connect::*;
 use common::*;
 use mirror_maker::engine::mm2::connect_offsets::read_file_positions;
 use serde_json::{json, Value};
 
 /// Java Connect needs 10-30 s to start here, and longer on a busy machine.
 const LONG: Duration = Duration::from_secs(240);
-const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
 
 /// `scripts/<script> <args...>`, Java's with `--standalone` first.
 fn start_worker(script: &str, args: &[&Path]) -> ConnectWorker {
@@ -40,60 +40,41 @@ impl Drop for Cleanup {
     }
 }
 
-/// A standalone worker file as Connect's guide writes one, storage in
-/// `offsets`. Headers as bytes: Java's default SimpleHeaderConverter would
-/// rewrite them (the "seq" header "0" arrives as "MA=="), and the records
-/// Java copies could not be compared with what was produced.
-fn worker_file(dir: &Path, offsets: &Path, port: u16, extra: &str) -> PathBuf {
-    let file = dir.join("connect-standalone.properties");
+/// A standalone worker file as Connect's guide writes one, and its offsets
+/// file beside it (not written yet). Headers as bytes: Java's default
+/// SimpleHeaderConverter would rewrite them (the "seq" header "0" arrives
+/// as "MA=="), and the records Java copies could not be compared with what
+/// was produced.
+fn worker_file(dir: &Path, port: u16, extra: &str) -> (PathBuf, PathBuf) {
+    let (file, offsets) = (dir.join("connect-standalone.properties"), dir.join("connect.offsets"));
+    let bytes = BYTE_ARRAY_CONVERTER;
     let text = format!(
         "bootstrap.servers={}\noffset.storage.file.filename={}\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n\
-         key.converter={BYTES}\nvalue.converter={BYTES}\nheader.converter={BYTES}\n{extra}",
+         key.converter={bytes}\nvalue.converter={bytes}\nheader.converter={bytes}\n{extra}",
         target(),
         offsets.display()
     );
     std::fs::write(&file, text).unwrap();
-    file
+    (file, offsets)
 }
 
 /// The guide's keys of a connector of `class` between aliases `a` and `b`.
 fn connector(name: &str, class: &str, (a, b): (&str, &str), topic: &str, group: &str) -> BTreeMap<String, String> {
-    let v = json!({
-        "name": name,
-        "connector.class": format!("org.apache.kafka.connect.mirror.{class}"),
-        "clusters": format!("{a},{b}"),
-        "source.cluster.alias": a, "target.cluster.alias": b,
-        "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target(),
-        "tasks.max": "1", "key.converter": BYTES, "value.converter": BYTES,
-        "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
+    let guides = json!({
+        "name": name, "clusters": format!("{a},{b}"), "tasks.max": "1",
         "checkpoints.topic.replication.factor": "1", "heartbeats.topic.replication.factor": "1",
-        "offset-syncs.topic.location": "target", "sync.topic.acls.enabled": "false",
-        "topics": topic, "groups": group, "consumer.group.id": format!("{topic}-mirror"),
+        "offset-syncs.topic.location": "target",
+        "groups": group, "consumer.group.id": format!("{topic}-mirror"),
         "emit.checkpoints.interval.seconds": "1", "emit.heartbeats.interval.seconds": "1",
         "refresh.topics.interval.seconds": "2", "refresh.groups.interval.seconds": "2",
     });
+    let v = mirror_connector(class, (a, b), &target(), topic, guides);
     v.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect()
 }
 
 fn properties_file(path: &Path, config: &BTreeMap<String, String>) -> PathBuf {
     std::fs::write(path, config.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>()).unwrap();
     path.to_path_buf()
-}
-
-fn json_file(path: &Path, value: &Value) -> PathBuf {
-    std::fs::write(path, value.to_string()).unwrap();
-    path.to_path_buf()
-}
-
-/// Commits `group`'s positions on the source (no member needed).
-fn commit(group: &str, topic: &str, at: &[i64]) {
-    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-    let c: BaseConsumer = rdkafka::ClientConfig::new().set("bootstrap.servers", source()).set("group.id", group).create().unwrap();
-    let mut list = rdkafka::TopicPartitionList::new();
-    for (p, o) in at.iter().enumerate() {
-        list.add_partition_offset(topic, p as i32, rdkafka::Offset::Offset(*o)).unwrap();
-    }
-    c.commit(&list, CommitMode::Sync).expect("commit the group's positions");
 }
 
 /// The last replicated offset of each partition of `topic` in the offsets file.
@@ -117,14 +98,12 @@ fn the_guides_three_connectors_from_files() {
     create_topic(&source(), &topic, 3, &[]);
     let records = sample_records(&topic, 60);
     produce(&source(), &topic, &records);
-    commit(&group, &topic, &[5, 5, 5]);
+    commit_on_source(&group, &topic, &[5, 5, 5]);
 
-    let dir = std::env::temp_dir().join(unique("standalone"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let offsets = dir.join("connect.offsets");
+    let dir = scratch_dir("standalone");
     let port = rest_port(18500..18600);
     // group.id is a distributed worker's key: accepted with a warning naming it.
-    let worker = worker_file(&dir, &offsets, port, "group.id=left-over\n");
+    let (worker, offsets) = worker_file(&dir, port, "group.id=left-over\n");
     let src = properties_file(&dir.join("source.properties"), &connector("mm2-source-connector", "MirrorSourceConnector", (a, b), &topic, &group));
     // The checkpoint connector as Connect's create request, the heartbeat
     // connector as a bare config object: the two JSON shapes Java 3.9 reads.
@@ -211,11 +190,9 @@ fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
     let topic = format!("sa-moves-{id}");
     create_topic(&source(), &topic, 3, &[]);
     let all = sample_records(&topic, 90);
-    let dir = std::env::temp_dir().join(unique("standalone-java"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let offsets = dir.join("connect.offsets");
+    let dir = scratch_dir("standalone-java");
     // One worker file and one connector file for both: a drop-in takes Java's.
-    let worker = worker_file(&dir, &offsets, rest_port(18500..18600), "");
+    let (worker, offsets) = worker_file(&dir, rest_port(18500..18600), "");
     let name = "mm2-source-connector";
     let src = properties_file(&dir.join("source.properties"), &connector(name, "MirrorSourceConnector", (a, b), &topic, "unused-group"));
     let remote = format!("{a}.{topic}");

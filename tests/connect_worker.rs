@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use common::connect::*;
 use common::*;
+use serde_json::json;
 
 /// This file's REST ports (see [`rest_port`]).
 const RANGE: std::ops::Range<u16> = 18300..18400;
@@ -54,43 +56,19 @@ fn batch(topic: &str, from: usize, n: usize) -> Vec<Rec> {
 /// The worker file of a test run: the storage topics named after
 /// `storage` (also the worker group), the REST listener on `port`.
 fn write_worker_file(dir: &Path, name: &str, storage: &str, port: u16) -> PathBuf {
-    let file = dir.join(name);
-    std::fs::write(
-        &file,
-        format!(
-            "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
-             status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-             status.storage.replication.factor=1\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n\
-             scheduled.rebalance.max.delay.ms=10000\n",
-            target()
-        ),
-    )
-    .unwrap();
-    file
+    let rest = [format!("listeners=http://127.0.0.1:{port}"), "scheduled.rebalance.max.delay.ms=10000".into()];
+    distributed_worker_file(&dir.join(name), &target(), storage, &rest)
 }
 
 /// The guide's connector JSON: tasks.max "4", a leading space in the
 /// class name, consumer.group.id and producer.enable.idempotence.
-fn write_connector_json(dir: &Path, (alias_a, alias_b): (&str, &str), topic: &str, group: &str) -> PathBuf {
-    let json = dir.join("mm2-source-connector.json");
-    std::fs::write(
-        &json,
-        serde_json::json!({
-            "name": "mm2-source-connector",
-            "connector.class": " org.apache.kafka.connect.mirror.MirrorSourceConnector",
-            "source.cluster.alias": alias_a, "target.cluster.alias": alias_b,
-            "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target(),
-            "topics": topic, "tasks.max": "4",
-            "consumer.group.id": group, "producer.enable.idempotence": "true",
-            "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-            "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
-            "sync.topic.acls.enabled": "false"
-        })
-        .to_string(),
-    )
-    .unwrap();
-    json
+fn write_connector_json(dir: &Path, aliases: (&str, &str), topic: &str, group: &str) -> PathBuf {
+    let guides = json!({
+        "name": "mm2-source-connector",
+        "connector.class": " org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "tasks.max": "4", "consumer.group.id": group, "producer.enable.idempotence": "true",
+    });
+    json_file(&dir.join("mm2-source-connector.json"), &mirror_connector("MirrorSourceConnector", aliases, &target(), topic, guides))
 }
 
 #[test]
@@ -104,8 +82,7 @@ fn the_connect_guides_workflow_runs_as_is() {
     let remote = format!("{alias_a}.{topic}");
     let port = rest_port(RANGE);
     let base = format!("http://127.0.0.1:{port}");
-    let dir = std::env::temp_dir().join(unique("connect"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect");
     let storage = unique("connect");
     let worker_file = write_worker_file(&dir, "worker.properties", &storage, port);
     let group = unique("guide-group");
@@ -192,8 +169,7 @@ fn two_workers_share_a_connector_and_survive_kill_9() {
     let remote = format!("{alias_a}.{topic}");
     let (port1, port2) = (rest_port(RANGE), rest_port(RANGE));
     let (base1, base2) = (format!("http://127.0.0.1:{port1}"), format!("http://127.0.0.1:{port2}"));
-    let dir = std::env::temp_dir().join(unique("connect-pair"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("connect-pair");
     let storage = unique("connect-pair");
     let file1 = write_worker_file(&dir, "worker-1.properties", &storage, port1);
     let file2 = write_worker_file(&dir, "worker-2.properties", &storage, port2);

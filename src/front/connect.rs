@@ -25,32 +25,54 @@ pub mod standalone;
 
 pub use listeners::{Listener, Scheme, Tls, DEFAULT_LISTENER};
 
+/// In which of Connect's modes a worker key has a use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Both modes: distributed and standalone.
+    Both,
+    /// A distributed worker's only: Java's `StandaloneConfig` does not
+    /// define it and logs it as unused; a standalone worker here names each
+    /// in a warning ([`standalone`]).
+    Distributed,
+}
+
 /// Worker keys this worker reads (besides the client-override prefixes and
-/// the security keys, which go to the worker's own clients).
-const WORKER_KEYS: &[&str] = &[
-    "bootstrap.servers",
-    "group.id",
-    "client.id",
-    "config.storage.topic",
-    "offset.storage.topic",
-    "status.storage.topic",
-    "config.storage.replication.factor",
-    "offset.storage.replication.factor",
-    "status.storage.replication.factor",
-    "offset.storage.partitions",
-    "status.storage.partitions",
-    "listeners",
-    "rest.advertised.host.name",
-    "rest.advertised.port",
-    "rest.advertised.listener",
-    "key.converter",
-    "value.converter",
-    "header.converter",
-    "offset.flush.interval.ms",
-    "offset.flush.timeout.ms",
-    "scheduled.rebalance.max.delay.ms",
-    "exactly.once.source.support",
+/// the security keys, which go to the worker's own clients), each with the
+/// modes it has a use in: the one table both modes read.
+const WORKER_KEYS: &[(&str, Mode)] = &[
+    ("bootstrap.servers", Mode::Both),
+    ("group.id", Mode::Distributed),
+    ("client.id", Mode::Both),
+    ("config.storage.topic", Mode::Distributed),
+    ("offset.storage.topic", Mode::Distributed),
+    ("status.storage.topic", Mode::Distributed),
+    ("config.storage.replication.factor", Mode::Distributed),
+    ("offset.storage.replication.factor", Mode::Distributed),
+    ("status.storage.replication.factor", Mode::Distributed),
+    ("offset.storage.partitions", Mode::Distributed),
+    ("status.storage.partitions", Mode::Distributed),
+    ("listeners", Mode::Both),
+    ("rest.advertised.host.name", Mode::Both),
+    ("rest.advertised.port", Mode::Both),
+    ("rest.advertised.listener", Mode::Both),
+    ("key.converter", Mode::Both),
+    ("value.converter", Mode::Both),
+    ("header.converter", Mode::Both),
+    ("offset.flush.interval.ms", Mode::Both),
+    ("offset.flush.timeout.ms", Mode::Both),
+    ("scheduled.rebalance.max.delay.ms", Mode::Distributed),
+    ("exactly.once.source.support", Mode::Distributed),
 ];
+
+/// The names of [`WORKER_KEYS`].
+fn worker_key_names() -> impl Iterator<Item = &'static str> {
+    WORKER_KEYS.iter().map(|(k, _)| *k)
+}
+
+/// Whether `key` is a worker key of a distributed worker only.
+fn distributed_only(key: &str) -> bool {
+    WORKER_KEYS.iter().any(|(k, mode)| *k == key && *mode == Mode::Distributed)
+}
 
 /// Worker keys Java reads that have no meaning for this worker; accepted
 /// with a note saying why, never silently.
@@ -208,7 +230,7 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
                 file.at(p),
                 p.key
             ));
-        } else if !(WORKER_KEYS.contains(&p.key.as_str())
+        } else if !(worker_key_names().any(|k| k == p.key)
             || is_security_key(&p.key)
             || p.key.starts_with("listeners.")
             || prefixes.iter().any(|x| p.key.starts_with(x)))
@@ -217,7 +239,7 @@ fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<Str
                 "{}: {} is not a Connect worker key this worker knows; it is ignored.{}",
                 file.at(p),
                 p.key,
-                hint(&p.key, WORKER_KEYS.iter().copied())
+                hint(&p.key, worker_key_names())
             ));
         }
     }

@@ -586,35 +586,7 @@ pub fn alter_group_offsets<C: ClientContext>(client: &Client<C>, group: &str, of
     let name = c_string("group", group)?;
     // Committing the same offsets again is harmless, so a moving
     // coordinator is simply retried.
-    retrying(|| alter_once(client, group, &name, offsets))
-}
-
-fn alter_once<C: ClientContext>(client: &Client<C>, group: &str, name: &CStr, offsets: &[GroupOffset]) -> Result<(), GroupError> {
-    let what = format!("alter the offsets of group '{group}'");
-    let list = PartitionList::new(client, offsets)?;
-    // SAFETY: the request copies the group name and list; it is ours,
-    // destroyed right after the call (librdkafka copies it again).
-    let mut req = unsafe { rd::rd_kafka_AlterConsumerGroupOffsets_new(name.as_ptr(), list.0) };
-    drop(list);
-    let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS, what.clone(), group);
-    // SAFETY: live handle, options and queue; an array of one request.
-    unsafe {
-        rd::rd_kafka_AlterConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
-        rd::rd_kafka_AlterConsumerGroupOffsets_destroy(req);
-    }
-    request.answer(|event| {
-        // SAFETY: `event` is live for this closure; the result, its group
-        // and partitions live as long as it.
-        unsafe {
-            let result = rd::rd_kafka_event_AlterConsumerGroupOffsets_result(event);
-            if result.is_null() {
-                return Err(GroupError::Failed { what: what.clone(), detail: "unexpected answer".into() });
-            }
-            let mut n = 0usize;
-            let g = only_group(&what, group, rd::rd_kafka_AlterConsumerGroupOffsets_result_groups(result, &mut n), n)?;
-            judge_refusals(group, refused_partitions(g))
-        }
-    })
+    retrying(|| send_partition_list(client, &ALTER, format!("alter the offsets of group '{group}'"), group, &name, offsets))
 }
 
 /// Deletes the committed offsets of `partitions` (topic, partition) for
@@ -632,32 +604,70 @@ pub fn delete_group_offsets<C: ClientContext>(client: &Client<C>, group: &str, p
     check_offsets(&offsets)?;
     let name = c_string("group", group)?;
     // Deleting what is already deleted answers no error: retrying is harmless.
-    retrying(|| delete_offsets_once(client, group, &name, &offsets))
+    retrying(|| send_partition_list(client, &DELETE, format!("delete the offsets of group '{group}'"), group, &name, &offsets))
 }
 
-fn delete_offsets_once<C: ClientContext>(client: &Client<C>, group: &str, name: &CStr, offsets: &[GroupOffset]) -> Result<(), GroupError> {
-    let what = format!("delete the offsets of group '{group}'");
+/// The librdkafka calls of a group request that sends one partition list
+/// and answers with the partitions it refused: AlterConsumerGroupOffsets
+/// and DeleteConsumerGroupOffsets differ in these only.
+struct PartitionListCalls<R> {
+    op: rd::rd_kafka_admin_op_t,
+    new: unsafe extern "C" fn(*const c_char, *const rd::rd_kafka_topic_partition_list_t) -> *mut R,
+    send: unsafe extern "C" fn(*mut rd::rd_kafka_t, *mut *mut R, usize, *const rd::rd_kafka_AdminOptions_t, *mut rd::rd_kafka_queue_t),
+    destroy: unsafe extern "C" fn(*mut R),
+    result: unsafe extern "C" fn(*mut rd::rd_kafka_event_t) -> *const rd::rd_kafka_event_t,
+    groups: unsafe extern "C" fn(*const rd::rd_kafka_event_t, *mut usize) -> *mut *const rd::rd_kafka_group_result_t,
+}
+
+const ALTER: PartitionListCalls<rd::rd_kafka_AlterConsumerGroupOffsets_t> = PartitionListCalls {
+    op: rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS,
+    new: rd::rd_kafka_AlterConsumerGroupOffsets_new,
+    send: rd::rd_kafka_AlterConsumerGroupOffsets,
+    destroy: rd::rd_kafka_AlterConsumerGroupOffsets_destroy,
+    result: rd::rd_kafka_event_AlterConsumerGroupOffsets_result,
+    groups: rd::rd_kafka_AlterConsumerGroupOffsets_result_groups,
+};
+
+const DELETE: PartitionListCalls<rd::rd_kafka_DeleteConsumerGroupOffsets_t> = PartitionListCalls {
+    op: rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS,
+    new: rd::rd_kafka_DeleteConsumerGroupOffsets_new,
+    send: rd::rd_kafka_DeleteConsumerGroupOffsets,
+    destroy: rd::rd_kafka_DeleteConsumerGroupOffsets_destroy,
+    result: rd::rd_kafka_event_DeleteConsumerGroupOffsets_result,
+    groups: rd::rd_kafka_DeleteConsumerGroupOffsets_result_groups,
+};
+
+/// Sends `offsets` of `group` (named `name`) with `calls`, once: `what` is
+/// the request in words, for its errors.
+fn send_partition_list<C: ClientContext, R>(
+    client: &Client<C>,
+    calls: &PartitionListCalls<R>,
+    what: String,
+    group: &str,
+    name: &CStr,
+    offsets: &[GroupOffset],
+) -> Result<(), GroupError> {
     let list = PartitionList::new(client, offsets)?;
     // SAFETY: the request copies the group name and list; it is ours,
     // destroyed right after the call (librdkafka copies it again).
-    let mut req = unsafe { rd::rd_kafka_DeleteConsumerGroupOffsets_new(name.as_ptr(), list.0) };
+    let mut req = unsafe { (calls.new)(name.as_ptr(), list.0) };
     drop(list);
-    let request = Request::new(client, rd::rd_kafka_admin_op_t::RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS, what.clone(), group);
+    let request = Request::new(client, calls.op, what.clone(), group);
     // SAFETY: live handle, options and queue; an array of one request.
     unsafe {
-        rd::rd_kafka_DeleteConsumerGroupOffsets(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
-        rd::rd_kafka_DeleteConsumerGroupOffsets_destroy(req);
+        (calls.send)(client.native_ptr(), &mut req, 1, request.admin.options, request.admin.queue);
+        (calls.destroy)(req);
     }
     request.answer(|event| {
         // SAFETY: `event` is live for this closure; the result, its group
         // and partitions live as long as it.
         unsafe {
-            let result = rd::rd_kafka_event_DeleteConsumerGroupOffsets_result(event);
+            let result = (calls.result)(event);
             if result.is_null() {
                 return Err(GroupError::Failed { what: what.clone(), detail: "unexpected answer".into() });
             }
             let mut n = 0usize;
-            let g = only_group(&what, group, rd::rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &mut n), n)?;
+            let g = only_group(&what, group, (calls.groups)(result, &mut n), n)?;
             judge_refusals(group, refused_partitions(g))
         }
     })

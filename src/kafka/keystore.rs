@@ -265,4 +265,4 @@ fn pem_keystore(path: &Path, bytes: &[u8], key_password: Option<&str>) -> Result
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -34,6 +34,9 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
+/// The Connect tests' worker files and connector configs.
+pub mod connect;
+
 pub const DEADLINE: Duration = Duration::from_secs(120);
 
 fn env_or(name: &str, default: &str) -> String {

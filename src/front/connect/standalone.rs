@@ -8,25 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::WorkerConfig;
+use super::{distributed_only, WorkerConfig};
 use crate::front::properties::{self, ConfigError, PropertiesFile};
-
-/// Keys of a distributed worker that a standalone one has no use for:
-/// Java's `StandaloneConfig` does not define them and logs them as unused;
-/// here each is named in a warning.
-const DISTRIBUTED_ONLY: &[&str] = &[
-    "group.id",
-    "config.storage.topic",
-    "offset.storage.topic",
-    "status.storage.topic",
-    "config.storage.replication.factor",
-    "offset.storage.replication.factor",
-    "status.storage.replication.factor",
-    "offset.storage.partitions",
-    "status.storage.partitions",
-    "scheduled.rebalance.max.delay.ms",
-    "exactly.once.source.support",
-];
 
 /// Where a standalone worker keeps its positions.
 pub const OFFSETS_FILE: &str = "offset.storage.file.filename";
@@ -53,9 +36,9 @@ pub fn worker_config(file: PropertiesFile) -> Result<WorkerConfig, ConfigError> 
 /// having no effect, and the offsets file is a key of this mode.
 fn lint(file: &PropertiesFile, warnings: &mut Vec<String>, notices: &mut Vec<String>) {
     let mut rest = file.clone();
-    rest.props.retain(|p| p.key != OFFSETS_FILE && !DISTRIBUTED_ONLY.contains(&p.key.as_str()));
+    rest.props.retain(|p| p.key != OFFSETS_FILE && !distributed_only(&p.key));
     super::lint(&rest, warnings, notices);
-    for p in file.props.iter().filter(|p| DISTRIBUTED_ONLY.contains(&p.key.as_str())) {
+    for p in file.props.iter().filter(|p| distributed_only(&p.key)) {
         warnings.push(format!(
             "{}: {} is a distributed worker's key and has no effect in standalone mode (Java's ConnectStandalone ignores it too): \
              positions live in {OFFSETS_FILE} and connector configs in memory. Remove it",

@@ -4,7 +4,10 @@ use openssl::ec::{EcGroup, EcKey};
 use openssl::nid::Nid;
 use openssl::x509::X509NameBuilder;
 
-fn key_and_cert() -> (PKey<Private>, X509) {
+/// A fresh EC key and its self-signed certificate for 127.0.0.1, valid
+/// for a day: the material of every keystore the tests write (also the
+/// Connect listeners' tests).
+pub(crate) fn key_and_cert() -> (PKey<Private>, X509) {
     let key = PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
     name.append_entry_by_text("CN", "127.0.0.1").unwrap();
@@ -19,7 +22,15 @@ fn key_and_cert() -> (PKey<Private>, X509) {
     (key, b.build())
 }
 
-fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+/// A PEM keystore's text: `key` (PKCS#8, unencrypted), then `cert`.
+pub(crate) fn pem_of(key: &PKey<Private>, cert: &X509) -> Vec<u8> {
+    let mut pem = key.private_key_to_pem_pkcs8().unwrap();
+    pem.extend(cert.to_pem().unwrap());
+    pem
+}
+
+/// `bytes` written as `name` in a directory of this test process's own.
+pub(crate) fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("keystore-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
@@ -73,9 +84,7 @@ fn a_pkcs12_keystore_and_its_password() {
 #[test]
 fn a_pem_keystore_plain_and_encrypted() {
     let (key, cert) = key_and_cert();
-    let mut plain = key.private_key_to_pem_pkcs8().unwrap();
-    plain.extend(cert.to_pem().unwrap());
-    let path = write("k.pem", &plain);
+    let path = write("k.pem", &pem_of(&key, &cert));
     assert!(read_keystore(&path, StoreType::Pem, None, None).is_ok());
     let mut enc = key.private_key_to_pem_pkcs8_passphrase(openssl::symm::Cipher::aes_256_cbc(), b"keypass").unwrap();
     enc.extend(cert.to_pem().unwrap());

@@ -1,9 +1,6 @@
 use super::*;
 use crate::front::properties;
-use openssl::asn1::Asn1Time;
-use openssl::ec::{EcGroup, EcKey};
-use openssl::nid::Nid;
-use openssl::x509::{X509NameBuilder, X509};
+use crate::kafka::keystore::tests::{key_and_cert, pem_of, write};
 
 fn file(text: &str) -> PropertiesFile {
     properties::parse(Path::new("worker.properties"), text.as_bytes()).unwrap()
@@ -11,23 +8,10 @@ fn file(text: &str) -> PropertiesFile {
 
 /// A PKCS12 keystore with a fresh key for 127.0.0.1, password `pw`.
 fn p12(name: &str, pw: &str) -> String {
-    let key = openssl::pkey::PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap();
-    let mut n = X509NameBuilder::new().unwrap();
-    n.append_entry_by_text("CN", "127.0.0.1").unwrap();
-    let n = n.build();
-    let mut b = X509::builder().unwrap();
-    b.set_subject_name(&n).unwrap();
-    b.set_issuer_name(&n).unwrap();
-    b.set_pubkey(&key).unwrap();
-    b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-    b.set_not_after(&Asn1Time::days_from_now(1).unwrap()).unwrap();
-    b.sign(&key, openssl::hash::MessageDigest::sha256()).unwrap();
-    let store = openssl::pkcs12::Pkcs12::builder().name("me").pkey(&key).cert(&b.build()).build2(pw).unwrap();
-    let dir = std::env::temp_dir().join(format!("listeners-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, store.to_der().unwrap()).unwrap();
-    path.display().to_string()
+    let (key, cert) = key_and_cert();
+    let store = openssl::pkcs12::Pkcs12::builder().name("me").pkey(&key).cert(&cert).build2(pw).unwrap();
+    // Named apart from the keystore tests' files, written by the same process.
+    write(&format!("listeners-{name}"), &store.to_der().unwrap()).display().to_string()
 }
 
 fn tls_of(text: &str) -> Result<Option<Tls>, ConfigError> {
@@ -130,21 +114,8 @@ fn the_worker_file_with_top_level_tls_keys_for_its_https_listener() {
 /// the file (its Jetty has no PEM KeyStore).
 #[test]
 fn a_pem_keystore_is_served_and_the_difference_from_java_said() {
-    let key = openssl::pkey::PKey::from_ec_key(EcKey::generate(&EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap()).unwrap()).unwrap();
-    let mut n = X509NameBuilder::new().unwrap();
-    n.append_entry_by_text("CN", "127.0.0.1").unwrap();
-    let n = n.build();
-    let mut b = X509::builder().unwrap();
-    b.set_subject_name(&n).unwrap();
-    b.set_issuer_name(&n).unwrap();
-    b.set_pubkey(&key).unwrap();
-    b.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
-    b.set_not_after(&Asn1Time::days_from_now(1).unwrap()).unwrap();
-    b.sign(&key, openssl::hash::MessageDigest::sha256()).unwrap();
-    let mut pem = key.private_key_to_pem_pkcs8().unwrap();
-    pem.extend(b.build().to_pem().unwrap());
-    let path = std::env::temp_dir().join(format!("listeners-test-{}-ks.pem", std::process::id()));
-    std::fs::write(&path, pem).unwrap();
+    let (key, cert) = key_and_cert();
+    let path = write("listeners-ks.pem", &pem_of(&key, &cert));
     let f = file(&format!("listeners=https://:8443\nlisteners.https.ssl.keystore.location={}\nlisteners.https.ssl.keystore.type=PEM\n", path.display()));
     let mut notices = Vec::new();
     assert!(tls(&f, &listeners(&f).unwrap(), &mut notices).unwrap().is_some());
