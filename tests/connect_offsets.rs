@@ -57,13 +57,17 @@ impl Setup {
         wait_for("status RUNNING", LONG, || self.state().as_deref() == Some("RUNNING"));
     }
 
-    /// GET offsets as partition -> last copied offset, checking every
-    /// entry's shape is Java's.
+    /// GET offsets of the test's topic as partition -> last copied offset,
+    /// checking every entry's shape is Java's. A `heartbeats` topic on the
+    /// source (made by any other test's heartbeats) is copied by every
+    /// source connector whatever its `topics`, as Java's is: its entries
+    /// are left out.
     fn offsets(&self) -> BTreeMap<i64, i64> {
         let (code, v) = self.call("GET", "/offsets", None);
         assert_eq!(code, 200, "{v}\n{}", self.worker.output());
         let list = v["offsets"].as_array().unwrap_or_else(|| panic!("no offsets array: {v}"));
         list.iter()
+            .filter(|e| e["partition"]["topic"] != json!("heartbeats"))
             .map(|e| {
                 let p = &e["partition"];
                 assert_eq!((p["cluster"].as_str(), p["topic"].as_str()), (Some(self.alias.as_str()), Some(self.topic.as_str())), "{e}");
@@ -102,34 +106,15 @@ fn setup(name: &str) -> Setup {
         let start = p as usize * PER_PARTITION;
         produce_to(&source(), &topic, Some(p), &all[start..start + PER_PARTITION]);
     }
-    let port = rest_port(18500..18600);
-    let dir = std::env::temp_dir().join(unique("connect-offsets"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let port = rest_port(18600..18700);
+    let dir = connect::scratch_dir("connect-offsets");
     let storage = unique("offsets-worker");
-    let file = dir.join("worker.properties");
-    std::fs::write(
-        &file,
-        format!(
-            "bootstrap.servers={}\ngroup.id={storage}\nconfig.storage.topic={storage}-configs\noffset.storage.topic={storage}-offsets\n\
-             status.storage.topic={storage}-status\nconfig.storage.replication.factor=1\noffset.storage.replication.factor=1\n\
-             status.storage.replication.factor=1\nlisteners=http://127.0.0.1:{port}\noffset.flush.interval.ms=1000\n",
-            target()
-        ),
-    )
-    .unwrap();
+    let file = connect::distributed_worker_file(&dir.join("worker.properties"), &target(), &storage, &[format!("listeners=http://127.0.0.1:{port}")]);
     let group = unique("offsets-group");
     let worker = ConnectWorker::start("connect-distributed.sh", &[&file]);
     let s = Setup { worker, url: format!("http://127.0.0.1:{port}/connectors/{name}"), dir, remote: format!("{alias}.{topic}"), topic, alias, group };
     wait_for("the worker's REST API", LONG, || curl("GET", &format!("http://127.0.0.1:{port}/"), None).0 == 200);
-    let config = json!({
-        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-        "source.cluster.alias": s.alias, "target.cluster.alias": alias_b,
-        "source.cluster.bootstrap.servers": source(), "target.cluster.bootstrap.servers": target(),
-        "topics": s.topic, "consumer.group.id": s.group,
-        "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "replication.factor": "1", "offset-syncs.topic.replication.factor": "1", "sync.topic.acls.enabled": "false"
-    });
+    let config = connect::mirror_connector("MirrorSourceConnector", (&s.alias, &alias_b), &target(), &s.topic, json!({ "consumer.group.id": s.group }));
     let (code, body) = s.call("PUT", "/config", Some(config));
     assert_eq!(code, 201, "{body}\n{}", s.worker.output());
     s

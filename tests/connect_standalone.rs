@@ -101,7 +101,7 @@ fn the_guides_three_connectors_from_files() {
     commit_on_source(&group, &topic, &[5, 5, 5]);
 
     let dir = scratch_dir("standalone");
-    let port = rest_port(18500..18600);
+    let port = rest_port(18700..18800);
     // group.id is a distributed worker's key: accepted with a warning naming it.
     let (worker, offsets) = worker_file(&dir, port, "group.id=left-over\n");
     let src = properties_file(&dir.join("source.properties"), &connector("mm2-source-connector", "MirrorSourceConnector", (a, b), &topic, &group));
@@ -192,7 +192,7 @@ fn java_and_ours_take_over_from_each_other_on_one_offsets_file() {
     let all = sample_records(&topic, 90);
     let dir = scratch_dir("standalone-java");
     // One worker file and one connector file for both: a drop-in takes Java's.
-    let (worker, offsets) = worker_file(&dir, rest_port(18500..18600), "");
+    let (worker, offsets) = worker_file(&dir, rest_port(18700..18800), "");
     let name = "mm2-source-connector";
     let src = properties_file(&dir.join("source.properties"), &connector(name, "MirrorSourceConnector", (a, b), &topic, "unused-group"));
     let remote = format!("{a}.{topic}");
