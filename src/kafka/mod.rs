@@ -20,4 +20,5 @@ pub mod produce;
 pub mod secrets;
 pub mod settings;
 pub mod topic_reader;
+pub mod transactions;
 pub mod unix;

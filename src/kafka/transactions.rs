@@ -1,0 +1,191 @@
+//! Kafka transactions on the target, the glue exactly-once (issue #29) is
+//! to be built on: one transactional producer's life, and what each
+//! failure means for the records of its transaction.
+//!
+//! Two fences keep a process that lost its partitions (paused by the OS,
+//! cut off from its group, a zombie) from committing records that another
+//! owner now copies:
+//! - `init_transactions` of a producer with the same `transactional.id`
+//!   bumps its epoch: the older producer's open transaction is aborted and
+//!   it can never commit again ([`TxnError::Fenced`]);
+//! - positions commit in the same transaction as the records, through
+//!   `send_offsets_to_transaction` with a consumer group's metadata (member
+//!   id and generation, KIP-447): the group's coordinator refuses a member
+//!   of an older generation, so the transaction cannot commit
+//!   ([`TxnError::GroupFenced`]). `tests/transactions.rs` shows both on a
+//!   real broker, and that the refused transaction's records never become
+//!   visible to a `read_committed` reader.
+//!
+//! The producer is a `ThreadedProducer`: its delivery reports are served
+//! by its own thread. A producer nobody polls cannot abort: librdkafka's
+//! abort waits for the outstanding reports to be served.
+
+use std::fmt;
+use std::time::Duration;
+
+use rdkafka::consumer::ConsumerGroupMetadata;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{DefaultProducerContext, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientConfig, TopicPartitionList};
+
+/// What a failed transactional call means.
+#[derive(Debug)]
+pub enum TxnError {
+    /// A newer producer with the same `transactional.id` took over: nothing
+    /// of the open transaction commits, and this producer never will.
+    Fenced(KafkaError),
+    /// The group's coordinator refused the positions: this member's
+    /// generation is over, its partitions are another member's now. The
+    /// transaction was aborted; its records must not be sent again by this
+    /// member.
+    GroupFenced(KafkaError),
+    /// The transaction was aborted; its records are to be sent again in
+    /// the next one.
+    Aborted(KafkaError),
+    /// Not answered in time: the same call is to be made again, and its
+    /// outcome is known only then.
+    TimedOut(KafkaError),
+    /// The producer cannot go on (a fatal error other than fencing).
+    Fatal(KafkaError),
+}
+
+impl TxnError {
+    pub fn error(&self) -> &KafkaError {
+        match self {
+            TxnError::Fenced(e) | TxnError::GroupFenced(e) | TxnError::Aborted(e) | TxnError::TimedOut(e) | TxnError::Fatal(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for TxnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TxnError::Fenced(e) => write!(f, "fenced by a newer producer with the same transactional.id ({e}); its transaction is aborted"),
+            TxnError::GroupFenced(e) => {
+                write!(f, "the group's coordinator refused this member's positions, its partitions are another's ({e}); the transaction is aborted")
+            }
+            TxnError::Aborted(e) => write!(f, "the transaction was aborted ({e}); its records are sent again"),
+            TxnError::TimedOut(e) => write!(f, "not answered in time ({e}); asked again"),
+            TxnError::Fatal(e) => write!(f, "the transactional producer cannot go on: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TxnError {}
+
+/// The error codes by which a group's coordinator says a member's
+/// generation is over.
+fn group_fenced(code: RDKafkaErrorCode) -> bool {
+    matches!(code, RDKafkaErrorCode::UnknownMemberId | RDKafkaErrorCode::IllegalGeneration | RDKafkaErrorCode::FencedInstanceId)
+}
+
+/// What a failure means, by [`TxnError`]'s variant names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Meaning {
+    Fenced,
+    GroupFenced,
+    Aborted,
+    TimedOut,
+    Fatal,
+}
+
+/// Sorts a failure by what it means, from its code and librdkafka's own
+/// classification (fatal, needs an abort, retriable).
+fn meaning(code: Option<RDKafkaErrorCode>, fatal: bool, abort: bool, retriable: bool) -> Meaning {
+    match code {
+        // `Fenced` is librdkafka's own (-144) for a producer the broker
+        // fenced earlier: the real test saw it rather than ProducerFenced.
+        Some(RDKafkaErrorCode::Fenced | RDKafkaErrorCode::ProducerFenced | RDKafkaErrorCode::InvalidProducerEpoch) => Meaning::Fenced,
+        Some(c) if group_fenced(c) => Meaning::GroupFenced,
+        _ if fatal => Meaning::Fatal,
+        _ if abort => Meaning::Aborted,
+        _ if retriable => Meaning::TimedOut,
+        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::MessageTimedOut) => Meaning::TimedOut,
+        _ => Meaning::Fatal,
+    }
+}
+
+fn classify(e: KafkaError) -> TxnError {
+    let m = match &e {
+        KafkaError::Transaction(t) => meaning(Some(t.code()), t.is_fatal(), t.txn_requires_abort(), t.is_retriable()),
+        other => meaning(other.rdkafka_error_code(), false, false, false),
+    };
+    match m {
+        Meaning::Fenced => TxnError::Fenced(e),
+        Meaning::GroupFenced => TxnError::GroupFenced(e),
+        Meaning::Aborted => TxnError::Aborted(e),
+        Meaning::TimedOut => TxnError::TimedOut(e),
+        Meaning::Fatal => TxnError::Fatal(e),
+    }
+}
+
+/// One transactional producer.
+pub struct Transactional<C: ProducerContext + 'static = DefaultProducerContext> {
+    producer: ThreadedProducer<C>,
+}
+
+impl<C: ProducerContext + 'static> Transactional<C> {
+    /// A producer of `config` with `transactional.id` `id`, registered with
+    /// the transaction coordinator (which fences any older producer of the
+    /// same id and aborts its open transaction).
+    pub fn new(config: &ClientConfig, id: &str, context: C, timeout: Duration) -> Result<Self, TxnError> {
+        let mut c = config.clone();
+        c.set("transactional.id", id).set("enable.idempotence", "true").set("acks", "all");
+        let producer: ThreadedProducer<C> = c.create_with_context(context).map_err(TxnError::Fatal)?;
+        producer.init_transactions(timeout).map_err(classify)?;
+        Ok(Transactional { producer })
+    }
+
+    /// The producer, to send the records of the open transaction with.
+    pub fn producer(&self) -> &ThreadedProducer<C> {
+        &self.producer
+    }
+
+    pub fn begin(&self) -> Result<(), TxnError> {
+        self.producer.begin_transaction().map_err(classify)
+    }
+
+    /// Commits the open transaction with `offsets` as `group`'s positions.
+    /// Refused or aborted, the transaction is aborted here (nothing of it
+    /// becomes visible) and the error says what that means.
+    pub fn commit(&self, offsets: &TopicPartitionList, group: &ConsumerGroupMetadata, timeout: Duration) -> Result<(), TxnError> {
+        let done = self.producer.send_offsets_to_transaction(offsets, group, timeout).and_then(|()| self.producer.commit_transaction(timeout));
+        match done.map_err(classify) {
+            Ok(()) => Ok(()),
+            Err(e @ (TxnError::GroupFenced(_) | TxnError::Aborted(_))) => {
+                self.abort(timeout)?;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Aborts the open transaction: none of its records become visible.
+    pub fn abort(&self, timeout: Duration) -> Result<(), TxnError> {
+        self.producer.abort_transaction(timeout).map_err(classify)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RDKafkaErrorCode as C;
+
+    #[test]
+    fn failures_are_sorted_by_what_they_mean_for_the_records() {
+        // Fencing wins over librdkafka's fatal flag: the caller must know
+        // the partitions are another's, not merely that the client broke.
+        assert_eq!(meaning(Some(C::ProducerFenced), true, false, false), Meaning::Fenced);
+        assert_eq!(meaning(Some(C::InvalidProducerEpoch), true, false, false), Meaning::Fenced);
+        assert_eq!(meaning(Some(C::Fenced), true, false, false), Meaning::Fenced);
+        assert_eq!(meaning(Some(C::UnknownMemberId), false, true, false), Meaning::GroupFenced);
+        assert_eq!(meaning(Some(C::IllegalGeneration), false, true, false), Meaning::GroupFenced);
+        assert_eq!(meaning(Some(C::FencedInstanceId), true, false, false), Meaning::GroupFenced);
+        assert_eq!(meaning(Some(C::BrokerNotAvailable), true, true, false), Meaning::Fatal);
+        assert_eq!(meaning(Some(C::MessageTimedOut), false, true, false), Meaning::Aborted);
+        assert_eq!(meaning(Some(C::CoordinatorNotAvailable), false, false, true), Meaning::TimedOut);
+        assert_eq!(meaning(Some(C::OperationTimedOut), false, false, false), Meaning::TimedOut);
+        assert_eq!(meaning(Some(C::InvalidConfig), false, false, false), Meaning::Fatal);
+        assert_eq!(meaning(None, false, false, false), Meaning::Fatal);
+    }
+}
