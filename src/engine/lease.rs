@@ -93,8 +93,9 @@ pub struct Duties {
     /// start, before the lease group formed (the coordinator waits
     /// `group.initial.rebalance.delay.ms` before a new group's first
     /// assignment), still hands its positions back. Only duties whose last
-    /// round is a write of what is final at the stop belong here.
-    pub unheld_stop: Starter,
+    /// round is a write of what is final at the stop belong here; None
+    /// when there are none (nothing is asked of the group then).
+    pub unheld_stop: Option<Starter>,
 }
 
 /// The lease of one flow (or one herder's heartbeats).
@@ -129,7 +130,7 @@ struct Held {
 struct LeaseState {
     name: String,
     start: Starter,
-    unheld_stop: Starter,
+    unheld_stop: Option<Starter>,
     drain_timeout: Duration,
     held: Mutex<Option<Held>>,
     /// The group or topic was refused: the duties run unleased.
@@ -203,10 +204,11 @@ impl LeaseState {
         if held_elsewhere {
             return info!("[{}] stopping; the node that leads the flow's side tasks writes their last records", self.name);
         }
+        let Some(start) = &self.unheld_stop else { return };
         wait_for_workers(workers_done, shutdown);
         let term = Term { shutdown: Shutdown::new(self.drain_timeout), workers_done: Arc::new(AtomicBool::new(true)) };
         term.shutdown.request_stop();
-        let threads = (self.unheld_stop)(&term);
+        let threads = start(&term);
         if !threads.is_empty() {
             info!("[{}] stopping before any node led the flow's side tasks: this node writes their last records", self.name);
         }
@@ -246,8 +248,11 @@ fn run(lease: Lease, duties: Duties, workers_done: &AtomicBool, shutdown: &Shutd
         // Stopped while the lease topic was being made: no node leads yet
         // unless the group says otherwise.
         Ok(false) => {
-            let elsewhere = groups::admin_consumer(&lease.config).ok().is_some_and(|c| held_elsewhere(&lease, c.client()));
-            return ctx.last_rounds_unheld(elsewhere, workers_done, shutdown);
+            if ctx.unheld_stop.is_some() {
+                let elsewhere = groups::admin_consumer(&lease.config).ok().is_some_and(|c| held_elsewhere(&lease, c.client()));
+                ctx.last_rounds_unheld(elsewhere, workers_done, shutdown);
+            }
+            return;
         }
         Err(why) => Err(why),
     };
@@ -270,7 +275,7 @@ fn run(lease: Lease, duties: Duties, workers_done: &AtomicBool, shutdown: &Shutd
         drop(consumer);
         return unleased(&lease, ctx, &format!("the target refused it: {e}"), workers_done, shutdown);
     }
-    if ctx.end_at_stop(workers_done, shutdown) {
+    if ctx.end_at_stop(workers_done, shutdown) || ctx.unheld_stop.is_none() {
         // Leaving the group now hands the lease to another node at once.
         return drop(consumer);
     }

@@ -244,7 +244,8 @@ impl SideTasks {
         }
         let done = Arc::new(AtomicBool::new(false));
         for (name, leased) in std::mem::take(&mut self.leased) {
-            let duties = lease::Duties { term: starter(leased.duties), unheld_stop: starter(leased.unheld_stop) };
+            let unheld_stop = (!leased.unheld_stop.is_empty()).then(|| starter(leased.unheld_stop));
+            let duties = lease::Duties { term: starter(leased.duties), unheld_stop };
             let lease = Lease { name: name.clone(), config: leased.config };
             match lease::spawn(lease, duties, done.clone(), shutdown.clone()) {
                 Ok(thread) => self.threads.push(thread),
