@@ -9,6 +9,9 @@
 //! none. Java's readers, `MirrorClient` and the three console formatters,
 //! must be able to read what we write, so nothing here may drift from
 //! `MC/Heartbeat.java`, `MC/Checkpoint.java` and `MM/OffsetSync.java`.
+//!
+//! Also read with the same types: a consumer group member's assignment as
+//! DescribeGroups shows it ([`assigned_partitions`]).
 
 use std::fmt;
 
@@ -207,6 +210,22 @@ impl Checkpoint {
             metadata: v.string("metadata")?,
         })
     }
+}
+
+/// The partitions of a consumer group member's assignment
+/// (`ConsumerProtocolAssignment`, versions 0 to 3 alike: `{version: INT16}`,
+/// then `[topic: STRING, [partition: INT32]]`, then user data, ignored).
+pub fn assigned_partitions(bytes: &[u8]) -> Result<Vec<(String, i32)>, FormatError> {
+    let mut r = Reader { buf: bytes };
+    r.i16("version")?;
+    let mut out = Vec::new();
+    for _ in 0..r.i32("assigned_partitions")?.max(0) {
+        let topic = r.string("topic")?;
+        for _ in 0..r.i32("partitions")?.max(0) {
+            out.push((topic.clone(), r.i32("partition")?));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

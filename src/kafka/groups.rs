@@ -37,6 +37,7 @@ use rdkafka::error::KafkaResult;
 use rdkafka::{ClientConfig, ClientContext};
 
 use super::admin::{code_text, owned, AdminRequest};
+use crate::formats::assigned_partitions;
 
 /// A consumer group's state, as the coordinator reports it (Java's
 /// `ConsumerGroupState`).
@@ -191,38 +192,10 @@ pub fn members_assigned<C: ClientContext>(client: &Client<C>, group: &str, topic
     Ok(assigned)
 }
 
-/// Whether a consumer protocol assignment (`ConsumerProtocolAssignment`,
-/// every version: int16 version, then [topic string, [int32 partition]],
-/// then user data) names `topic`-`partition`. A malformed one names nothing.
+/// Whether a member's assignment names `topic`-`partition`. A malformed
+/// one names nothing.
 fn assignment_has(bytes: &[u8], topic: &str, partition: i32) -> bool {
-    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = (b.get(..n)?, b.get(n..)?);
-        *b = rest;
-        Some(head)
-    }
-    fn int16(b: &mut &[u8]) -> Option<i16> {
-        take(b, 2).map(|x| i16::from_be_bytes([x[0], x[1]]))
-    }
-    fn int32(b: &mut &[u8]) -> Option<i32> {
-        take(b, 4).map(|x| i32::from_be_bytes([x[0], x[1], x[2], x[3]]))
-    }
-    let mut b = bytes;
-    let parse = |b: &mut &[u8]| -> Option<bool> {
-        int16(b)?;
-        let topics = int32(b)?;
-        let mut found = false;
-        for _ in 0..topics.max(0) {
-            let len = usize::try_from(int16(b)?).ok()?;
-            let name = take(b, len)?;
-            let count = int32(b)?;
-            for _ in 0..count.max(0) {
-                let p = int32(b)?;
-                found |= name == topic.as_bytes() && p == partition;
-            }
-        }
-        Some(found)
-    };
-    parse(&mut b).unwrap_or(false)
+    assigned_partitions(bytes).is_ok_and(|ps| ps.iter().any(|(t, p)| t == topic && *p == partition))
 }
 
 /// Whether the client is a consumer with a group.id, i.e. librdkafka gave
