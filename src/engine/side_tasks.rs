@@ -60,6 +60,13 @@ impl Duty {
     pub fn one_node(&self) -> bool {
         !matches!(self, Duty::OffsetSyncs(_) | Duty::TakeOver(_))
     }
+
+    /// Whether its last round also runs at a stop that finds no node holding
+    /// its lease (`lease::Duties::unheld_stop`): the hand-back, whose last
+    /// round writes what the stop made final, even when no node led yet.
+    pub fn last_round_unheld(&self) -> bool {
+        matches!(self, Duty::HandBack(_))
+    }
 }
 
 /// One side task of a plan.
@@ -124,14 +131,23 @@ pub struct ForStreams {
 /// Starts one duty of a term.
 type DutyStart = Box<dyn Fn(&Term) -> std::io::Result<JoinHandle<()>> + Send + Sync>;
 
-/// Starts every one of `duties` in a term; one that cannot is named.
-fn starter(duties: Vec<(String, DutyStart)>) -> lease::Starter {
+/// One one-node duty, set aside until its lease starts.
+struct OneNode {
+    name: String,
+    start: DutyStart,
+    /// [`Duty::last_round_unheld`].
+    unheld_stop: bool,
+}
+
+/// Starts every one of `duties` that `pick` picks in a term; one that
+/// cannot is named.
+fn starter(duties: Arc<Vec<OneNode>>, pick: fn(&OneNode) -> bool) -> lease::Starter {
     Box::new(move |term: &Term| {
         let mut threads = Vec::new();
-        for (what, start) in &duties {
-            match start(term) {
+        for d in duties.iter().filter(|d| pick(d)) {
+            match (d.start)(term) {
                 Ok(thread) => threads.push(thread),
-                Err(e) => warn!("no {what}: cannot start its thread: {e}"),
+                Err(e) => warn!("no {}: cannot start its thread: {e}", d.name),
             }
         }
         threads
@@ -142,10 +158,7 @@ fn starter(duties: Vec<(String, DutyStart)>) -> lease::Starter {
 struct Leased {
     /// The target cluster's client settings: the lease's group lives there.
     config: ClientConfig,
-    duties: Vec<(String, DutyStart)>,
-    /// Those whose last round also runs at a stop that finds no node
-    /// holding the lease (`lease::Duties::unheld_stop`).
-    unheld_stop: Vec<(String, DutyStart)>,
+    duties: Vec<OneNode>,
 }
 
 /// The running side tasks of the whole process: started here, stopped here.
@@ -160,8 +173,10 @@ pub struct SideTasks {
 }
 
 impl SideTasks {
-    fn lease(&mut self, name: &str, config: impl FnOnce() -> ClientConfig) -> &mut Leased {
-        self.leased.entry(name.to_string()).or_insert_with(|| Leased { config: config(), duties: Vec::new(), unheld_stop: Vec::new() })
+    /// Sets `task`'s duty aside under its lease, started by `start`.
+    fn set_aside(&mut self, task: SideTask, config: impl FnOnce() -> ClientConfig, start: DutyStart) {
+        let leased = self.leased.entry(task.lease).or_insert_with(|| Leased { config: config(), duties: Vec::new() });
+        leased.duties.push(OneNode { name: task.name, start, unheld_stop: task.duty.last_round_unheld() });
     }
 
     /// Starts the side tasks of `flow` that run on every node beside its
@@ -179,15 +194,15 @@ impl SideTasks {
         let mut hand_back = None;
         let target = || flow.target.settings.client_config();
         for task in of_flow(flow) {
-            match task.duty {
+            match task.duty.clone() {
                 Duty::ConfigSync(interval) | Duty::AclSync(interval) => {
                     let Some(sync) = topic_sync.cloned() else { continue };
-                    let (thread, job): (String, fn(&TopicSync)) = match task.duty {
+                    let (thread, job): (String, fn(&TopicSync)) = match &task.duty {
                         Duty::ConfigSync(_) => (format!("mirrormaker-config-sync-{}", flow.name), TopicSync::sync_configs),
                         _ => (format!("mirrormaker-acl-sync-{}", flow.name), TopicSync::sync_acls),
                     };
                     let start: DutyStart = Box::new(move |term: &Term| Ok(spawn_topic_job(thread.clone(), sync.clone(), interval, term.shutdown.clone(), job)));
-                    self.lease(&task.lease, target).duties.push((task.name, start));
+                    self.set_aside(task, target, start);
                 }
                 Duty::OffsetSyncs(spec) => {
                     let started = mm2::checkpoints::start_writer(&spec, commit_interval, shutdown)
@@ -200,7 +215,7 @@ impl SideTasks {
                     let Some(syncs) = &out.syncs else { continue };
                     let Some(setup) = CheckpointerSetup::new(flow, &spec, syncs, metrics) else { continue };
                     let start: DutyStart = Box::new(move |term: &Term| setup.spawn(term.shutdown.clone()));
-                    self.lease(&task.lease, target).duties.push((task.name, start));
+                    self.set_aside(task, target, start);
                 }
                 Duty::TakeOver(spec) => {
                     // Java MM2's positions go into the flow's group before its consumers read it.
@@ -213,14 +228,8 @@ impl SideTasks {
                 }
                 Duty::HandBack(_) => {
                     let Some(setup) = hand_back.take() else { continue };
-                    // Its last round hands back what the stop made final,
-                    // even when no node held the lease yet.
-                    let last = setup.clone();
                     let start: DutyStart = Box::new(move |term: &Term| setup.spawn(term.workers_done.clone(), term.shutdown.clone()));
-                    let at_stop: DutyStart = Box::new(move |term: &Term| last.spawn(term.workers_done.clone(), term.shutdown.clone()));
-                    let leased = self.lease(&task.lease, target);
-                    leased.duties.push((task.name.clone(), start));
-                    leased.unheld_stop.push((task.name, at_stop));
+                    self.set_aside(task, target, start);
                 }
                 // Not a flow's: set aside with the plan's (`start_plan`).
                 Duty::Heartbeats(_) => {}
@@ -235,17 +244,18 @@ impl SideTasks {
     /// cannot start is logged; the copy goes on without its duties.
     pub fn start_plan(&mut self, plan: &Plan, shutdown: &Arc<Shutdown>) {
         for task in of_plan(plan) {
-            if let Duty::Heartbeats(h) = task.duty {
-                let config = || h.target.settings.client_config();
+            if let Duty::Heartbeats(h) = &task.duty {
+                let config = h.target.settings.client_config();
                 let beats = h.clone();
                 let start: DutyStart = Box::new(move |term: &Term| mm2::heartbeats::spawn(&beats, term.shutdown.clone()));
-                self.lease(&task.lease, config).duties.push((task.name, start));
+                self.set_aside(task, || config, start);
             }
         }
         let done = Arc::new(AtomicBool::new(false));
         for (name, leased) in std::mem::take(&mut self.leased) {
-            let unheld_stop = (!leased.unheld_stop.is_empty()).then(|| starter(leased.unheld_stop));
-            let duties = lease::Duties { term: starter(leased.duties), unheld_stop };
+            let all = Arc::new(leased.duties);
+            let unheld_stop = all.iter().any(|d| d.unheld_stop).then(|| starter(all.clone(), |d| d.unheld_stop));
+            let duties = lease::Duties { term: starter(all, |_| true), unheld_stop };
             let lease = Lease { name: name.clone(), config: leased.config };
             match lease::spawn(lease, duties, done.clone(), shutdown.clone()) {
                 Ok(thread) => self.threads.push(thread),
@@ -261,10 +271,7 @@ impl SideTasks {
         self.workers_done.extend(other.workers_done);
         for (name, leased) in other.leased {
             match self.leased.get_mut(&name) {
-                Some(mine) => {
-                    mine.duties.extend(leased.duties);
-                    mine.unheld_stop.extend(leased.unheld_stop);
-                }
+                Some(mine) => mine.duties.extend(leased.duties),
                 None => {
                     self.leased.insert(name, leased);
                 }
