@@ -49,14 +49,6 @@ pub enum TxnError {
     Fatal(KafkaError),
 }
 
-impl TxnError {
-    pub fn error(&self) -> &KafkaError {
-        match self {
-            TxnError::Fenced(e) | TxnError::GroupFenced(e) | TxnError::Aborted(e) | TxnError::TimedOut(e) | TxnError::Fatal(e) => e,
-        }
-    }
-}
-
 impl fmt::Display for TxnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
