@@ -96,6 +96,57 @@ fn s1_kill_minus_nine_cycles_lose_nothing() {
     verify("s1 kill -9 x10", &t, &recs, &format!(", total {:.1}s", started.elapsed().as_secs_f64()));
 }
 
+/// s1 with exactly-once on (MirrorMaker 2 mode,
+/// `exactly.once.source.support = enabled`): the same ten kill -9 under
+/// load, then the target read `read_committed`, as its consumers would:
+/// every record once. Printed beside s1's duplicates.
+#[test]
+#[ignore = "needs clusters"]
+fn s1e_kill_minus_nine_cycles_with_exactly_once_copy_each_record_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let n = env_num("MM_CHAOS_RECORDS", 500_000) as usize;
+    let t = unique("chaos-eos");
+    create_topic(&source(), &t, 4, &[]);
+    let recs = sample_records(&t, n);
+    produce(&source(), &t, &recs);
+    let (a, b) = (format!("S{}", short_id()), format!("T{}", short_id()));
+    let extra = [format!("{b}.exactly.once.source.support = enabled"), format!("{a}.consumer.isolation.level = read_committed")];
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &t, &extra));
+    let args = [s("--mm2.config"), path(&file)];
+    let group = format!("mm2.{a}->{b}");
+    let remote = format!("{a}.{t}");
+    let started = Instant::now();
+    let mut last = 0;
+    for cycle in 0..10 {
+        let mut m = Mirror::start(&args);
+        wait_until("progress since the last kill", || {
+            let (c, e) = progress(&source(), &group, &t);
+            c > last || c == e
+        });
+        let wait = jitter(0, 700);
+        std::thread::sleep(Duration::from_millis(wait));
+        m.signal("KILL");
+        let code = m.wait();
+        let (c, e) = progress(&source(), &group, &t);
+        println!("CHAOS s1e: cycle {cycle}: kill -9 {wait} ms after progress (exit {code}), source group at {c} of {e}");
+        assert!(c >= last, "the source group's offsets went backwards");
+        last = c;
+    }
+    let mut m = Mirror::start(&args);
+    wait_until("mirror catches up after the kills", || all_committed(&source(), &group, &t));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    let landed = read_topic_committed(&target(), &remote);
+    let dups = assert_same_records(&remote, &recs, &landed);
+    println!(
+        "CHAOS s1e kill -9 x10, exactly-once: produced {}, read_committed {} distinct, missing 0, duplicates {dups}, total {:.1}s",
+        recs.len(),
+        recs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(dups, 0, "exactly-once: {dups} records on the target twice");
+}
+
 #[test]
 #[ignore = "needs clusters"]
 fn s2_target_down_then_back_loses_nothing() {

@@ -34,6 +34,7 @@ use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
+use crate::engine::pipeline::transactional::TxnSpec;
 use crate::engine::side_tasks::SideTasks;
 use crate::engine::start_error::{cannot_create, Client};
 use crate::kafka::admin::MetaClient;
@@ -101,16 +102,22 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     }
     let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics: &metrics, shutdown: &shutdown };
     let mut pipelines = Vec::new();
+    let mut tasks = Vec::new();
     for (target, flows) in plan.by_target() {
         log_settings(&target.settings);
         let mut workers = Workers::start(&target, &flows, &env)?;
-        let Some(streams) = start_streams(&plan, &flows, &mut workers, &env)? else {
+        let Some((streams, txn_specs)) = start_streams(&plan, &flows, &mut workers, &env)? else {
             return Ok(shutdown.status());
         };
         log_start(&target, &flows, &plan.shape);
+        for (flow, spec) in txn_specs {
+            let task = pipeline::transactional::spawn(spec).map_err(|e| StartError::ExactlyOnce { flow, error: e.to_string() })?;
+            tasks.push(task);
+        }
         pipelines.push((workers, streams));
     }
-    let running = Running::spawn(pipelines, &plan, &metrics, &shutdown);
+    let mut running = Running::spawn(pipelines, &plan, &metrics, &shutdown);
+    running.streams.extend(tasks);
     Ok(running.join(&plan, &metrics, &shutdown))
 }
 
@@ -195,12 +202,17 @@ impl Workers {
 /// The streams of one target's flows, created but not yet running.
 type Streams = Vec<(StreamSpec, SourceConsumer)>;
 
-/// Creates every flow's consumer streams; None when asked to stop while a
-/// preflight check waited.
-fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<'_>) -> Result<Option<Streams>, StartError> {
+/// The exactly-once tasks of one target's flows, by flow name.
+type TxnSpecs = Vec<(String, TxnSpec)>;
+
+/// Creates every flow's consumer streams (and the exactly-once flows'
+/// task settings); None when asked to stop while a preflight check waited.
+fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<'_>) -> Result<Option<(Streams, TxnSpecs)>, StartError> {
     let senders: Vec<LaneTx> = workers.channels.iter().map(|(tx, _)| tx.clone()).collect();
-    let leave_barrier = Arc::new(std::sync::Barrier::new(flows.len() * env.shape.streams));
+    let streamed = flows.iter().filter(|f| f.exactly_once.is_none()).count();
+    let leave_barrier = Arc::new(std::sync::Barrier::new(streamed * env.shape.streams));
     let mut streams = Vec::new();
+    let mut txn_specs = Vec::new();
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
         let topic_sync = topic_sync(flow, workers)?;
@@ -233,6 +245,17 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                     Preflight::Stopped => return Ok(None),
                 }
             }
+            if let Some(eos) = flow.exactly_once {
+                let Some(sync) = topic_sync.clone() else {
+                    return Err(StartError::ExactlyOnce {
+                        flow: flow.name.clone(),
+                        error: "only MirrorMaker 2 flows (which make their remote topics) copy exactly once".into(),
+                    });
+                };
+                let spec = txn_spec(flow, name.replace("mirrormaker-thread", "mirrormaker-eos"), si, j, cfg, eos, sync, syncs.clone(), workers, env);
+                txn_specs.push((flow.name.clone(), spec));
+                continue;
+            }
             let spec = StreamSpec {
                 name,
                 source_index: si,
@@ -250,7 +273,64 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
             streams.push((spec, consumer));
         }
     }
-    Ok(Some(streams))
+    Ok(Some((streams, txn_specs)))
+}
+
+/// Task `j` of an exactly-once flow: its clients' settings (see
+/// `pipeline::transactional`).
+#[allow(clippy::too_many_arguments)]
+fn txn_spec(
+    flow: &Flow,
+    name: String,
+    si: usize,
+    j: usize,
+    mut source_config: ClientConfig,
+    eos: crate::plan::ExactlyOnce,
+    sync: Arc<TopicSync>,
+    syncs: Option<Arc<crate::engine::mm2::offset_syncs::FlowSyncs>>,
+    workers: &Workers,
+    env: &Env<'_>,
+) -> TxnSpec {
+    // Assigned, never a member of the source group: its offsets are
+    // committed for lag tools as a group without members takes them.
+    source_config.remove("group.instance.id").set("enable.auto.commit", "false").set("enable.auto.offset.store", "false");
+    let mut owner = crate::kafka::admin::admin_config(&workers.config);
+    let strategy = flow.source.get("partition.assignment.strategy").unwrap_or("cooperative-sticky");
+    let session = flow.source.get("session.timeout.ms").unwrap_or("10000");
+    owner
+        .set("group.id", format!("mirror-maker.eos.{}", flow.lease))
+        .set("client.id", format!("mirror-maker-eos-{}-{j}", flow.lease))
+        .set("partition.assignment.strategy", strategy)
+        .set("session.timeout.ms", session)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "latest")
+        .set("isolation.level", "read_committed")
+        .set("enable.partition.eof", "false")
+        .set("topic.metadata.refresh.interval.ms", env.shape.topic_refresh_interval.as_millis().clamp(1000, 300_000).to_string());
+    let mut producer_config = workers.config.clone();
+    if flow.target.settings.get("transaction.timeout.ms").is_none() {
+        // How long partitions of a process killed mid-transaction wait
+        // for the coordinator to abort it before their next owner resumes.
+        producer_config.set("transaction.timeout.ms", "10000");
+    }
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    TxnSpec {
+        name,
+        source_index: si,
+        filter: flow.filter.clone(),
+        handler: flow.naming.clone(),
+        refresh_interval: env.shape.topic_refresh_interval,
+        interval: eos.interval,
+        topic_sync: sync,
+        ack_hooks: syncs.map(|s| s as Arc<dyn pipeline::ack_hooks::FlowAckHooks>),
+        source_config,
+        owner_config: owner,
+        producer_config,
+        transactional_id: format!("mirror-maker-{}-{j}-{}-{started:x}", flow.lease, std::process::id()),
+        metrics: env.metrics.clone(),
+        shutdown: env.shutdown.clone(),
+    }
 }
 
 /// One per flow, shared by its streams (see `topics`).

@@ -59,6 +59,9 @@ pub enum StartError {
     /// A flow could not take Java MirrorMaker 2's positions over (boxed:
     /// the largest error by far, and the rarest).
     ConnectOffsets { flow: String, error: Box<ConnectOffsetsError> },
+    /// An exactly-once flow's task could not start (its transactional
+    /// producer refused, or the flow has no topic sync to list with).
+    ExactlyOnce { flow: String, error: String },
 }
 
 /// What [`StartError::Client`] makes of a client creation's error.
@@ -87,6 +90,7 @@ impl fmt::Display for StartError {
             }
             StartError::Checkpoints { flow, error } => write!(f, "{flow}: cannot start its offset-syncs and checkpoints: {error}"),
             StartError::ConnectOffsets { flow, error } => write!(f, "{flow}: {error}"),
+            StartError::ExactlyOnce { flow, error } => write!(f, "{flow}: exactly-once: {error}"),
         }
     }
 }
@@ -97,7 +101,7 @@ impl std::error::Error for StartError {
             StartError::Signals(e) | StartError::MetricsPort { error: e, .. } | StartError::Checkpoints { error: e, .. } => Some(e),
             StartError::Client { error, .. } => Some(error),
             StartError::ConnectOffsets { error, .. } => Some(error.as_ref()),
-            StartError::Refused(_) | StartError::SameCluster { .. } | StartError::SameClusterId { .. } => None,
+            StartError::Refused(_) | StartError::SameCluster { .. } | StartError::SameClusterId { .. } | StartError::ExactlyOnce { .. } => None,
         }
     }
 }

@@ -23,7 +23,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use rdkafka::consumer::ConsumerGroupMetadata;
+use rdkafka::bindings as rd;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, ConsumerGroupMetadata};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{DefaultProducerContext, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientConfig, TopicPartitionList};
@@ -102,6 +103,10 @@ fn classify(e: KafkaError) -> TxnError {
         KafkaError::Transaction(t) => meaning(Some(t.code()), t.is_fatal(), t.txn_requires_abort(), t.is_retriable()),
         other => meaning(other.rdkafka_error_code(), false, false, false),
     };
+    wrap(m, e)
+}
+
+fn wrap(m: Meaning, e: KafkaError) -> TxnError {
     match m {
         Meaning::Fenced => TxnError::Fenced(e),
         Meaning::GroupFenced => TxnError::GroupFenced(e),
@@ -152,9 +157,99 @@ impl<C: ProducerContext + 'static> Transactional<C> {
         }
     }
 
+    /// Commits the open transaction with `offsets` as the positions of the
+    /// group `member` belongs to, sent with the member's id and generation
+    /// as librdkafka holds them at this moment (KIP-447: the coordinator
+    /// refuses them once the generation is over). A member that is no
+    /// member right now (librdkafka reset its generation to -1 after the
+    /// coordinator forgot it, and the loss is not served yet) is refused
+    /// here without asking: the coordinator takes a transactional commit
+    /// with generation -1 and no member id from anyone, which would let a
+    /// zombie commit. On a refusal or an abort the transaction is aborted.
+    pub fn commit_as<CC: ConsumerContext>(&self, offsets: &TopicPartitionList, member: &BaseConsumer<CC>, timeout: Duration) -> Result<(), TxnError> {
+        let sent = send_offsets_as_member(self.producer.client().native_ptr(), offsets, member.client().native_ptr(), timeout);
+        let done = sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify));
+        match done {
+            Ok(()) => Ok(()),
+            Err(e @ (TxnError::GroupFenced(_) | TxnError::Aborted(_))) => {
+                self.abort(timeout)?;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Aborts the open transaction: none of its records become visible.
     pub fn abort(&self, timeout: Duration) -> Result<(), TxnError> {
         self.producer.abort_transaction(timeout).map_err(classify)
+    }
+}
+
+/// librdkafka's serialized group metadata opens with this, then the
+/// generation (native-endian int32), the group id and the member id, each
+/// NUL-terminated (`rd_kafka_consumer_group_metadata_write`).
+const METADATA_MAGIC: &[u8] = b"CGMDv2:";
+
+/// The generation and member id in librdkafka's serialized group metadata.
+fn generation_and_member(buf: &[u8]) -> Option<(i32, &[u8])> {
+    let rest = buf.strip_prefix(METADATA_MAGIC)?;
+    let generation = i32::from_ne_bytes(rest.get(..4)?.try_into().ok()?);
+    let rest = &rest[4..];
+    let group_end = rest.iter().position(|b| *b == 0)?;
+    let rest = &rest[group_end + 1..];
+    let member_end = rest.iter().position(|b| *b == 0)?;
+    Some((generation, &rest[..member_end]))
+}
+
+/// `send_offsets_to_transaction` with the metadata of `consumer`'s group
+/// membership read once, checked, and sent: the same object is looked at
+/// and sent, so a reset between the two cannot slip through.
+fn send_offsets_as_member(
+    producer: *mut rd::rd_kafka_t,
+    offsets: &TopicPartitionList,
+    consumer: *mut rd::rd_kafka_t,
+    timeout: Duration,
+) -> Result<(), TxnError> {
+    let not_member = |what: &str| {
+        log::debug!("positions not sent: {what}");
+        TxnError::GroupFenced(KafkaError::Global(RDKafkaErrorCode::UnknownMemberId))
+    };
+    // SAFETY: both handles are borrowed from live clients for the call;
+    // the metadata object and the serialized buffer are freed below on
+    // every path; librdkafka copies what it keeps of `offsets`.
+    unsafe {
+        let md = rd::rd_kafka_consumer_group_metadata(consumer);
+        if md.is_null() {
+            return Err(not_member("the consumer has no group.id"));
+        }
+        let mut buf: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut size: usize = 0;
+        let written = rd::rd_kafka_consumer_group_metadata_write(md, &mut buf, &mut size);
+        if !written.is_null() {
+            rd::rd_kafka_error_destroy(written);
+            rd::rd_kafka_consumer_group_metadata_destroy(md);
+            return Err(not_member("its group metadata could not be read"));
+        }
+        let member = generation_and_member(std::slice::from_raw_parts(buf as *const u8, size)).map(|(g, m)| (g, !m.is_empty()));
+        rd::rd_kafka_mem_free(std::ptr::null_mut(), buf);
+        match member {
+            Some((generation, true)) if generation >= 0 => {}
+            _ => {
+                rd::rd_kafka_consumer_group_metadata_destroy(md);
+                return Err(not_member("the consumer is not a member of its group right now"));
+            }
+        }
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        let e = rd::rd_kafka_send_offsets_to_transaction(producer, offsets.ptr(), md, ms);
+        rd::rd_kafka_consumer_group_metadata_destroy(md);
+        if e.is_null() {
+            return Ok(());
+        }
+        let code: RDKafkaErrorCode = rd::rd_kafka_error_code(e).into();
+        let m =
+            meaning(Some(code), rd::rd_kafka_error_is_fatal(e) != 0, rd::rd_kafka_error_txn_requires_abort(e) != 0, rd::rd_kafka_error_is_retriable(e) != 0);
+        rd::rd_kafka_error_destroy(e);
+        Err(wrap(m, KafkaError::Global(code)))
     }
 }
 
@@ -179,5 +274,20 @@ mod tests {
         assert_eq!(meaning(Some(C::OperationTimedOut), false, false, false), Meaning::TimedOut);
         assert_eq!(meaning(Some(C::InvalidConfig), false, false, false), Meaning::Fatal);
         assert_eq!(meaning(None, false, false, false), Meaning::Fatal);
+    }
+
+    #[test]
+    fn a_members_generation_and_id_are_read_from_librdkafkas_metadata() {
+        let mut buf = METADATA_MAGIC.to_vec();
+        buf.extend_from_slice(&7i32.to_ne_bytes());
+        buf.extend_from_slice(b"group\0member-1\0\x01");
+        assert_eq!(generation_and_member(&buf), Some((7, &b"member-1"[..])));
+        let mut reset = METADATA_MAGIC.to_vec();
+        reset.extend_from_slice(&(-1i32).to_ne_bytes());
+        reset.extend_from_slice(b"group\0\0\x01");
+        assert_eq!(generation_and_member(&reset), Some((-1, &b""[..])));
+        for cut in 0..buf.len() - 2 {
+            assert!(generation_and_member(&buf[..cut]).is_none(), "a metadata cut at {cut} names no member");
+        }
     }
 }

@@ -71,6 +71,17 @@ pub struct Flow {
     /// Java MirrorMaker 2's positions of this flow (MM2 mode only): taken
     /// over at start, and handed back while running when asked.
     pub connect_offsets: Option<Arc<ConnectOffsets>>,
+    /// Records and their positions written to the target in transactions
+    /// (issue #29); None: at least once.
+    pub exactly_once: Option<ExactlyOnce>,
+}
+
+/// How an exactly-once flow commits (`engine::pipeline::transactional`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExactlyOnce {
+    /// How often a transaction commits; zero: after every batch read from
+    /// the source (Connect's `transaction.boundary=poll`).
+    pub interval: std::time::Duration,
 }
 
 /// The first element of a source position's key is the connector's name;
@@ -263,6 +274,7 @@ mod tests {
             remote_topics: None,
             checkpointing: None,
             connect_offsets: None,
+            exactly_once: None,
         };
         let shape = Shape {
             streams: 1,

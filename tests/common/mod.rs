@@ -377,6 +377,53 @@ pub fn provenance_of(r: &Rec) -> Vec<String> {
     r.headers.iter().filter(|(k, _)| k == PROVENANCE_HEADER).map(|(_, v)| String::from_utf8_lossy(v).into_owned()).collect()
 }
 
+/// Every record of `topic` a `read_committed` consumer sees, as a consumer
+/// of an exactly-once mirror's target reads it: records of aborted
+/// transactions left out, read up to the last stable offset of each
+/// partition (its end once no transaction is open). Transaction markers
+/// take offsets of their own, so the end is found by librdkafka's
+/// partition-EOF event rather than by offset.
+pub fn read_topic_committed(bootstrap: &str, topic: &str) -> Vec<Landed> {
+    let parts = partitions_of(bootstrap, topic).unwrap_or(0);
+    let mut out = Vec::new();
+    if parts == 0 {
+        return out;
+    }
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", unique("reader"))
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .set("enable.partition.eof", "true")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    for p in 0..parts as i32 {
+        list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
+    }
+    c.assign(&list).unwrap();
+    let mut remaining: std::collections::HashSet<i32> = (0..parts as i32).collect();
+    let deadline = Instant::now() + DEADLINE;
+    while !remaining.is_empty() {
+        assert!(Instant::now() < deadline, "{topic}: read_committed could not reach the end of partitions {remaining:?}");
+        match c.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
+                out.push(Landed {
+                    partition: m.partition(),
+                    offset: m.offset(),
+                    rec: Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis() },
+                });
+            }
+            Some(Err(rdkafka::error::KafkaError::PartitionEOF(p))) => {
+                remaining.remove(&p);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// A properties file in a temporary directory.
 pub fn props(name: &str, lines: &[String]) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("mm-e2e"));

@@ -13,3 +13,4 @@ pub mod producer;
 pub mod provenance;
 pub mod stream;
 pub mod throttle;
+pub mod transactional;

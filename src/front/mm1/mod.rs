@@ -66,6 +66,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
                 remote_topics: None,
                 checkpointing,
                 connect_offsets: None,
+                exactly_once: None,
             })
         })
         .collect::<Result<Vec<Flow>, ConfigError>>()?;

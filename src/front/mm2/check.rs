@@ -61,6 +61,24 @@ pub fn report(path: &Path, clusters: &[String]) -> (String, ExitStatus) {
     (out, ExitStatus::Ok)
 }
 
+/// The flow's guarantee, and where it resumes from.
+fn delivery(flow: &Flow) -> String {
+    let group = flow.source.group_id.as_deref().unwrap_or("");
+    match flow.exactly_once {
+        Some(eos) => format!(
+            "delivery: exactly once: records and positions in one transaction on the target, committed {}; positions kept as the offsets of group \
+             mirror-maker.eos.{} on the target (also committed to {group} on the source, for lag tools); read the target with isolation.level=read_committed",
+            if eos.interval.is_zero() {
+                "after each batch read (transaction.boundary=poll)".to_string()
+            } else {
+                format!("every {} ms", eos.interval.as_millis())
+            },
+            flow.lease
+        ),
+        None => format!("delivery: at least once; positions committed to group {group} on the source after the target acknowledged"),
+    }
+}
+
 fn describe_flow(out: &mut String, flow: &Flow) {
     let _ = writeln!(out, "  source consumer (group {}), effective librdkafka settings:", flow.source.group_id.as_deref().unwrap_or(""));
     for l in flow.source.describe() {
@@ -74,6 +92,7 @@ fn describe_flow(out: &mut String, flow: &Flow) {
         let _ = writeln!(out, "  WARNING: {w}");
     }
     let _ = writeln!(out, "  topics: {}", flow.filter.description());
+    let _ = writeln!(out, "  {}", delivery(flow));
     let consumer: Result<BaseConsumer, _> = flow.source.client_config().create();
     match consumer.map_err(|e| e.to_string()).and_then(|c| c.fetch_metadata(None, TIMEOUT).map_err(|e| e.to_string())) {
         Ok(md) => {

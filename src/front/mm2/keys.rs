@@ -268,6 +268,13 @@ pub const CONFIG_STORAGE_REPLICATION_FACTOR: KeyDef = def("config.storage.replic
 pub const STATUS_STORAGE_REPLICATION_FACTOR: KeyDef = def("status.storage.replication.factor", Ty::Short, "3");
 pub const OFFSET_FLUSH_INTERVAL_MS: KeyDef = def("offset.flush.interval.ms", Ty::Long, "60000");
 pub const OFFSET_FLUSH_TIMEOUT_MS: KeyDef = def("offset.flush.timeout.ms", Ty::Long, "5000");
+// SourceConnectorConfig's exactly-once keys, read per flow (Java drops
+// them at top level: they are not in MirrorMakerConfig's names).
+pub const EXACTLY_ONCE_SUPPORT: KeyDef = def("exactly.once.support", Ty::OneOfAnyCase(&["requested", "required"]), "requested");
+pub const TRANSACTION_BOUNDARY: KeyDef = def("transaction.boundary", Ty::OneOfAnyCase(&["poll", "interval", "connector"]), "poll");
+pub const TRANSACTION_BOUNDARY_INTERVAL_MS: KeyDef = KeyDef { name: "transaction.boundary.interval.ms", ty: Ty::Long, default: None };
+/// The value of `exactly.once.source.support` that turns exactly-once on.
+pub const EXACTLY_ONCE_ENABLED: &str = "enabled";
 pub const EXACTLY_ONCE_SOURCE_SUPPORT: KeyDef = def("exactly.once.source.support", Ty::OneOfAnyCase(&["disabled", "preparing", "enabled"]), "disabled");
 
 /// Every typed worker key above.

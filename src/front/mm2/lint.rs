@@ -8,8 +8,8 @@
 
 use super::keys::{
     dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, worker_def,
-    BOOTSTRAP_SERVERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, EXACTLY_ONCE_SOURCE_SUPPORT, LISTENERS,
-    NAME, PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
+    BOOTSTRAP_SERVERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, LISTENERS, NAME, PREDICATES,
+    SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
 };
 
 /// The keys that name a flow's connector or its clusters, which the driver sets per flow.
@@ -209,12 +209,6 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
         return;
     }
     if is_worker_key(rest) {
-        if rest == EXACTLY_ONCE_SOURCE_SUPPORT.name {
-            return msgs.warn(format!(
-                "{at}: {key}: this mirror does not write transactions; records are delivered at least once (idempotent producer, no loss, \
-                 possible duplicates after a crash)"
-            ));
-        }
         if worker_def(rest).is_none() {
             msgs.note(format!("{at}: {key} is a Connect worker setting of the flows into {alias}; this mirror runs no Connect worker and does not use it"));
         }

@@ -16,7 +16,7 @@ use crate::kafka::settings::{ClientSettings, Role, TranslateOptions};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use crate::plan::policy::{NameFilter, PolicyKind};
-use crate::plan::{Checkpointing, Checkpoints, ConnectOffsets, Flow, Heartbeats, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
+use crate::plan::{Checkpointing, Checkpoints, ConnectOffsets, ExactlyOnce, Flow, Heartbeats, Ops, Plan, RemoteTopics, Shape, SideEffects, Target};
 
 /// A refresh turned off still needs one look at the topics, at the start.
 const NEVER: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -96,6 +96,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
     if provenance {
         info!("{}: flows both ways with IdentityReplicationPolicy: records carry the provenance header, so none goes back where it came from", f.name());
     }
+    let exactly_once = exactly_once(cfg, f, &source)?;
     let exclude = NameFilter::new(&f.settings.config_properties_exclude, &[])
         .map_err(|e| ConfigError::in_file(&cfg.path, format!("{}: {e}", CONFIG_PROPERTIES_EXCLUDE.name)).with_key(CONFIG_PROPERTIES_EXCLUDE.name))?;
     Ok(Flow {
@@ -124,7 +125,46 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
             hand_back,
             file: None,
         })),
+        exactly_once,
     })
+}
+
+/// Whether the flow copies exactly once, and how often it commits: the
+/// target's worker has `exactly.once.source.support=enabled` (`preparing`
+/// is Java's step before it, still at least once). `transaction.boundary`
+/// `poll` commits after each batch read, `interval` every
+/// `transaction.boundary.interval.ms` (the worker's
+/// `offset.flush.interval.ms` unless set), as Java's worker does.
+fn exactly_once(cfg: &Mm2Config, f: &Mm2Flow, source: &ClientSettings) -> Result<Option<ExactlyOnce>, ConfigError> {
+    if !f.worker.exactly_once_enabled() {
+        return Ok(None);
+    }
+    let read_committed = source.get("isolation.level") == Some("read_committed");
+    if !read_committed {
+        if f.settings.exactly_once_support == "required" {
+            return Err(ConfigError::in_file(
+                &cfg.path,
+                format!(
+                    "{}: exactly.once.support=required, but MirrorSourceConnector supports exactly-once only when its consumer reads committed records \
+                     (Java fails the connector the same way); set {}.consumer.isolation.level=read_committed",
+                    f.name(),
+                    f.source
+                ),
+            )
+            .with_key("exactly.once.support"));
+        }
+        warn!(
+            "{}: exactly-once with a source consumer reading uncommitted records (Java's default): records of transactions aborted on the source \
+             are copied too; set {}.consumer.isolation.level=read_committed to leave them out",
+            f.name(),
+            f.source
+        );
+    }
+    let interval = match f.settings.transaction_boundary.as_str() {
+        "interval" => f.settings.transaction_boundary_interval_ms.unwrap_or(f.worker.offset_flush_interval_ms),
+        _ => 0,
+    };
+    Ok(Some(ExactlyOnce { interval: Duration::from_millis(interval.max(0) as u64) }))
 }
 
 /// Offset-syncs as Java's source task writes them (where
@@ -248,6 +288,33 @@ mod tests {
         let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[]).unwrap();
         let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
         assert!(plan_with(&cfg, ops, true).unwrap().flows[0].connect_offsets.as_ref().unwrap().hand_back);
+    }
+
+    #[test]
+    fn exactly_once_is_the_target_workers_and_commits_at_javas_boundaries() {
+        let eos = |extra: &str| {
+            let text = format!("{TWO}A->B.enabled = true\nA.consumer.isolation.level = read_committed\n{extra}");
+            let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[]).map_err(|e| e.to_string())?;
+            let ops = Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true };
+            plan(&cfg, ops).map(|p| p.flows[0].exactly_once).map_err(|e| e.to_string())
+        };
+        assert_eq!(eos("").unwrap(), None, "disabled by default");
+        assert_eq!(eos("B.exactly.once.source.support = preparing\n").unwrap(), None, "Java's step before enabled: still at least once");
+        assert_eq!(eos("A.exactly.once.source.support = enabled\n").unwrap(), None, "the target's worker decides, not the source's");
+        let on = "B.exactly.once.source.support = Enabled\n";
+        assert_eq!(eos(on).unwrap(), Some(ExactlyOnce { interval: Duration::ZERO }), "transaction.boundary=poll: a transaction per batch read");
+        let interval = format!("{on}A->B.transaction.boundary = interval\nA->B.transaction.boundary.interval.ms = 250\n");
+        assert_eq!(eos(&interval).unwrap(), Some(ExactlyOnce { interval: Duration::from_millis(250) }));
+        let flush = format!("{on}A->B.transaction.boundary = interval\nB.offset.flush.interval.ms = 5000\n");
+        assert_eq!(eos(&flush).unwrap(), Some(ExactlyOnce { interval: Duration::from_secs(5) }), "unset: the worker's offset.flush.interval.ms");
+        let e = eos(&format!("{on}A->B.transaction.boundary = connector\n")).unwrap_err();
+        assert!(e.contains("mm2.properties:7: A->B.transaction.boundary='connector' is refused by Java for MirrorSourceConnector"), "{e}");
+        let e = eos(&format!("{on}A->B.transaction.boundary.interval.ms = -5\n")).unwrap_err();
+        assert!(e.contains("A->B.transaction.boundary.interval.ms='-5' must be at least 0"), "{e}");
+        let uncommitted = format!("{TWO}A->B.enabled = true\n{on}A->B.exactly.once.support = required\n");
+        let cfg = super::super::parse(Path::new("mm2.properties"), uncommitted.as_bytes(), &[]).unwrap();
+        let e = plan(&cfg, Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true }).unwrap_err().to_string();
+        assert!(e.contains("exactly.once.support=required") && e.contains("set A.consumer.isolation.level=read_committed"), "{e}");
     }
 
     #[test]

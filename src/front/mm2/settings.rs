@@ -96,6 +96,13 @@ pub struct FlowSettings {
     pub group_filter_class: String,
     pub config_property_filter_class: String,
     pub forwarding_admin_class: String,
+    /// `requested` or `required`, lower-cased.
+    pub exactly_once_support: String,
+    /// `poll` or `interval` (`connector` is refused: MirrorSourceConnector
+    /// defines no boundaries).
+    pub transaction_boundary: String,
+    /// Unset: the worker's `offset.flush.interval.ms`, as Java's default.
+    pub transaction_boundary_interval_ms: Option<i64>,
 }
 
 /// Reads typed values out of a flow's connector config, recording origins.
@@ -288,6 +295,26 @@ pub(crate) fn read(r: &mut Reader<'_, '_>) -> Result<FlowSettings, ConfigError> 
     // Recorded trimmed for `origins`; the policy takes it raw, as Java's does.
     r.string(&REPLICATION_POLICY_SEPARATOR);
     let separator = r.raw(&REPLICATION_POLICY_SEPARATOR).map(|v| v.value.clone());
+    let transaction_boundary = r.one_of(&TRANSACTION_BOUNDARY)?;
+    if transaction_boundary == "connector" {
+        let v = r.raw(&TRANSACTION_BOUNDARY).cloned();
+        return Err(r.refuse(
+            &v,
+            TRANSACTION_BOUNDARY.name,
+            "connector",
+            "is refused by Java for MirrorSourceConnector, which defines no transaction boundaries; use poll (a transaction per batch read) or interval",
+        ));
+    }
+    let transaction_boundary_interval_ms = match r.raw(&TRANSACTION_BOUNDARY_INTERVAL_MS).cloned() {
+        None => None,
+        Some(v) => {
+            let ms = r.long(&TRANSACTION_BOUNDARY_INTERVAL_MS)?;
+            if ms < 0 {
+                return Err(r.refuse(&Some(v), TRANSACTION_BOUNDARY_INTERVAL_MS.name, &ms.to_string(), "must be at least 0, as Java's ConfigDef requires"));
+            }
+            Some(ms)
+        }
+    };
     Ok(FlowSettings {
         enabled: r.bool(&ENABLED)?,
         tasks_max,
@@ -321,6 +348,9 @@ pub(crate) fn read(r: &mut Reader<'_, '_>) -> Result<FlowSettings, ConfigError> 
         group_filter_class: r.string(&GROUP_FILTER_CLASS),
         config_property_filter_class: r.string(&CONFIG_PROPERTY_FILTER_CLASS),
         forwarding_admin_class: r.string(&FORWARDING_ADMIN_CLASS),
+        exactly_once_support: r.one_of(&EXACTLY_ONCE_SUPPORT)?,
+        transaction_boundary,
+        transaction_boundary_interval_ms,
     })
 }
 
@@ -343,6 +373,14 @@ pub struct WorkerSettings {
     pub offset_flush_timeout_ms: i64,
     /// `disabled`, `preparing` or `enabled`, lower-cased.
     pub exactly_once_source_support: String,
+}
+
+impl WorkerSettings {
+    /// `exactly.once.source.support=enabled`: the flows into this target
+    /// copy exactly once (`preparing` is Java's step before it).
+    pub fn exactly_once_enabled(&self) -> bool {
+        self.exactly_once_source_support == EXACTLY_ONCE_ENABLED
+    }
 }
 
 pub(crate) fn read_worker(r: &mut Reader<'_, '_>) -> Result<WorkerSettings, ConfigError> {

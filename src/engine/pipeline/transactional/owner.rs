@@ -1,0 +1,84 @@
+//! Who owns which source partitions in an exactly-once flow: a consumer
+//! group on the target (the ownership group) that never fetches.
+//!
+//! Why on the target: a transaction commits on the target, and the only
+//! fence a Kafka transaction offers against a member that lost its
+//! partitions (KIP-447) is the generation of a group whose coordinator is
+//! on the same cluster as the transaction. The source group's coordinator
+//! is on another cluster. So each flow's tasks join a group on the target,
+//! subscribed to the flow's remote topics; owning remote partition `p` of
+//! `S.topic` means copying source partition `p` of `topic` (MirrorMaker 2
+//! keeps partition numbers, and grows the remote topic with the source).
+//! Every transaction sends the copied positions as that group's offsets,
+//! with this member's id and generation: once the member's generation is
+//! over (a rebalance gave its partitions away, or it was frozen past its
+//! session), the coordinator refuses them and the transaction aborts.
+//!
+//! The group's offsets of remote partition `p` hold the next source offset
+//! of source partition `p` (not an offset of the remote topic): read with
+//! `require_stable` (librdkafka asks for it under `read_committed`), they
+//! are not answered while a transaction that sends them is still open, so
+//! a new owner resumes only after the old owner's last transaction is
+//! settled, committed or aborted.
+//!
+//! Assigned partitions are paused at once in the callback: this consumer
+//! only holds membership.
+
+use std::sync::Mutex;
+
+use log::warn;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::{ClientContext, TopicPartitionList};
+
+/// A change of ownership, as the callbacks saw it (remote topic, partition).
+#[derive(Debug)]
+pub enum Change {
+    Assigned(Vec<(String, i32)>),
+    Revoked(Vec<(String, i32)>),
+}
+
+/// The ownership consumer's context: records the changes for the task's
+/// loop, which acts on them right after the poll that served them.
+#[derive(Default)]
+pub struct OwnerContext {
+    pub name: String,
+    changes: Mutex<Vec<Change>>,
+}
+
+impl OwnerContext {
+    pub fn new(name: String) -> Self {
+        OwnerContext { name, changes: Mutex::default() }
+    }
+
+    pub fn take_changes(&self) -> Vec<Change> {
+        std::mem::take(&mut *self.changes.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl ClientContext for OwnerContext {}
+
+pub fn elements(tpl: &TopicPartitionList) -> Vec<(String, i32)> {
+    tpl.elements().iter().map(|e| (e.topic().to_string(), e.partition())).collect()
+}
+
+impl ConsumerContext for OwnerContext {
+    fn pre_rebalance(&self, _: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Revoke(tpl) => self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(Change::Revoked(elements(tpl))),
+            Rebalance::Error(e) => warn!("[{}] the ownership group's rebalance failed: {e}", self.name),
+            Rebalance::Assign(_) => {}
+        }
+    }
+
+    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Assign(tpl) = rebalance {
+            // Membership only: nothing of the remote topics is read.
+            if let Err(e) = consumer.pause(tpl) {
+                warn!("[{}] could not pause the ownership group's partitions (they are read and dropped): {e}", self.name);
+            }
+            self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(Change::Assigned(elements(tpl)));
+        }
+    }
+}
+
+pub type OwnerConsumer = BaseConsumer<OwnerContext>;
