@@ -188,3 +188,40 @@ fn a_newer_producer_with_the_same_id_fences_the_older() {
     assert_eq!(committed_values(&t.data), values("new", 2));
     assert_eq!(group_positions(&a, &t.own), vec![Offset::Offset(2), Offset::Offset(2)]);
 }
+
+/// The hole `commit_as` closes: a consumer whose membership is gone
+/// (librdkafka resets its generation to -1 and its member id to "" until
+/// the loss is served) sends metadata the coordinator checks nothing of.
+/// Shown with a consumer that never joined (the same -1 and ""): through
+/// the plain call the coordinator takes its positions although a live
+/// member owns the partitions; `commit_as` refuses to send them, aborts,
+/// and nothing of its transaction becomes visible.
+#[test]
+#[ignore = "needs clusters"]
+fn positions_of_a_consumer_that_is_no_member_are_never_sent() {
+    require_clusters!(target());
+    let t = topics();
+    let a = owner(&t.group, &t.own, 300_000);
+    owns(&a, 2);
+    let outsider: BaseConsumer = client().set("group.id", &t.group).set("enable.auto.commit", "false").create().unwrap();
+
+    let p = Transactional::new(&client(), &unique("txn-outsider"), DefaultProducerContext, TIMEOUT).unwrap();
+    p.begin().unwrap();
+    send(&p, &t.data, &values("taken", 2));
+    p.commit(&positions(&t.own, 7), &outsider.group_metadata().unwrap(), TIMEOUT).expect("the coordinator takes generation -1 from anyone");
+    assert_eq!(group_positions(&a, &t.own), vec![Offset::Offset(7), Offset::Offset(7)], "the hole: a non-member moved the owner's positions");
+
+    p.begin().unwrap();
+    send(&p, &t.data, &values("refused", 3));
+    match p.commit_as(&positions(&t.own, 9), &outsider, TIMEOUT) {
+        Err(e @ TxnError::NotMember(_)) => eprintln!("refused: {e}"),
+        other => panic!("positions of a non-member were sent or failed otherwise: {other:?}"),
+    }
+    assert_eq!(committed_values(&t.data), values("taken", 2), "the refused transaction's records are never visible");
+    assert_eq!(group_positions(&a, &t.own), vec![Offset::Offset(7), Offset::Offset(7)]);
+    // The member itself commits through the same call.
+    p.begin().unwrap();
+    send(&p, &t.data, &values("member", 1));
+    p.commit_as(&positions(&t.own, 11), &a, TIMEOUT).unwrap();
+    assert_eq!(group_positions(&a, &t.own), vec![Offset::Offset(11), Offset::Offset(11)]);
+}

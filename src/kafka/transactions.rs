@@ -40,6 +40,11 @@ pub enum TxnError {
     /// transaction was aborted; its records must not be sent again by this
     /// member.
     GroupFenced(KafkaError),
+    /// The positions were not sent: the consumer is not a member of its
+    /// group right now (its membership was lost and the loss is not
+    /// served yet). Meant as [`TxnError::GroupFenced`]; the transaction
+    /// was aborted.
+    NotMember(&'static str),
     /// The transaction was aborted; its records are to be sent again in
     /// the next one.
     Aborted(KafkaError),
@@ -57,6 +62,7 @@ impl fmt::Display for TxnError {
             TxnError::GroupFenced(e) => {
                 write!(f, "the group's coordinator refused this member's positions, its partitions are another's ({e}); the transaction is aborted")
             }
+            TxnError::NotMember(why) => write!(f, "positions not sent: {why}; the transaction is aborted"),
             TxnError::Aborted(e) => write!(f, "the transaction was aborted ({e}); its records are sent again"),
             TxnError::TimedOut(e) => write!(f, "not answered in time ({e}); asked again"),
             TxnError::Fatal(e) => write!(f, "the transactional producer cannot go on: {e}"),
@@ -171,7 +177,7 @@ impl<C: ProducerContext + 'static> Transactional<C> {
         let done = sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify));
         match done {
             Ok(()) => Ok(()),
-            Err(e @ (TxnError::GroupFenced(_) | TxnError::Aborted(_))) => {
+            Err(e @ (TxnError::GroupFenced(_) | TxnError::NotMember(_) | TxnError::Aborted(_))) => {
                 self.abort(timeout)?;
                 Err(e)
             }
@@ -210,10 +216,7 @@ fn send_offsets_as_member(
     consumer: *mut rd::rd_kafka_t,
     timeout: Duration,
 ) -> Result<(), TxnError> {
-    let not_member = |what: &str| {
-        log::debug!("positions not sent: {what}");
-        TxnError::GroupFenced(KafkaError::Global(RDKafkaErrorCode::UnknownMemberId))
-    };
+    let not_member = TxnError::NotMember;
     // SAFETY: both handles are borrowed from live clients for the call;
     // the metadata object and the serialized buffer are freed below on
     // every path; librdkafka copies what it keeps of `offsets`.
@@ -228,7 +231,7 @@ fn send_offsets_as_member(
         if !written.is_null() {
             rd::rd_kafka_error_destroy(written);
             rd::rd_kafka_consumer_group_metadata_destroy(md);
-            return Err(not_member("its group metadata could not be read"));
+            return Err(not_member("the consumer's group metadata could not be read"));
         }
         let member = generation_and_member(std::slice::from_raw_parts(buf as *const u8, size)).map(|(g, m)| (g, !m.is_empty()));
         rd::rd_kafka_mem_free(std::ptr::null_mut(), buf);
@@ -236,7 +239,7 @@ fn send_offsets_as_member(
             Some((generation, true)) if generation >= 0 => {}
             _ => {
                 rd::rd_kafka_consumer_group_metadata_destroy(md);
-                return Err(not_member("the consumer is not a member of its group right now"));
+                return Err(not_member("the consumer is not a member of its group right now (its membership was lost)"));
             }
         }
         let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);

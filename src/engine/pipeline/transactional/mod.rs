@@ -23,30 +23,28 @@
 //!   killed mid-transaction leaves it open until the coordinator aborts it
 //!   (`transaction.timeout.ms`, 10 s unless the target file says), and the
 //!   next owner of its partitions waits that long before it resumes.
-//! - Before ownership changes, the open transaction ends (committed, or
-//!   aborted when refused), and the source consumer is assigned afresh at
-//!   the committed positions: records of an aborted transaction are read
-//!   again, never skipped.
+//! - Before partitions go, the ownership group's revoke callback ends the
+//!   open transaction (see `state` for why that keeps two owners apart);
+//!   after any change the source consumer is assigned afresh at the
+//!   committed positions, as after an abort: records of an aborted
+//!   transaction are read again, never skipped.
 //! - After each commit: the source group's offsets (for lag tools, not
 //!   resumed from while the ownership group has positions) and the
 //!   offset-syncs, from committed positions only.
 
 pub mod owner;
+pub mod state;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, DefaultConsumerContext};
-use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
-use rdkafka::producer::{BaseRecord, Producer, ProducerContext};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
-use rdkafka::types::RDKafkaErrorCode;
-use rdkafka::{ClientConfig, ClientContext};
+use rdkafka::ClientConfig;
 
-use crate::engine::pipeline::ack_hooks::{AckHook, FlowAckHooks};
+use crate::engine::pipeline::ack_hooks::FlowAckHooks;
 use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::fxhash::FxHashMap;
 use crate::kafka::transactions::{Transactional, TxnError};
@@ -55,11 +53,13 @@ use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use owner::{Change, OwnerConsumer, OwnerContext};
+use state::{Ended, Owned, Shared, TxnDeliveries, TxnState, CALL_TIMEOUT};
 
 /// Records taken from the source per turn of the loop.
 const BATCH: usize = 500;
-/// How long a transactional call may take before it counts as unanswered.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often the source group is told the committed positions (for lag
+/// tools; nothing resumes from them while the ownership group has some).
+const SOURCE_GROUP_EVERY: Duration = Duration::from_secs(1);
 
 /// What one task needs, made by the engine.
 pub struct TxnSpec {
@@ -68,13 +68,13 @@ pub struct TxnSpec {
     pub filter: Arc<TopicFilter>,
     pub handler: Arc<Handler>,
     pub refresh_interval: Duration,
-    /// How often a transaction commits.
+    /// How often a transaction commits (zero: after every batch read).
     pub interval: Duration,
     /// Lists the source's topics and makes the remote ones (MM2's topic sync).
     pub topic_sync: Arc<dyn TargetTopics>,
     pub ack_hooks: Option<Arc<dyn FlowAckHooks>>,
     /// The source consumer's settings; its `group.id` is the flow's source
-    /// group, committed after each transaction, never joined.
+    /// group, committed after transactions, never joined.
     pub source_config: ClientConfig,
     /// The ownership group's consumer on the target.
     pub owner_config: ClientConfig,
@@ -85,89 +85,23 @@ pub struct TxnSpec {
     pub shutdown: Arc<Shutdown>,
 }
 
-/// The producer's context: the last target offset each target partition
-/// acknowledged in the open transaction, for the offset-syncs.
-#[derive(Default)]
-pub struct TxnDeliveries {
-    last: Mutex<FxHashMap<String, Vec<i64>>>,
-    failed: AtomicBool,
-}
-
-impl ClientContext for TxnDeliveries {}
-
-impl ProducerContext for TxnDeliveries {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        match result {
-            Ok(m) => {
-                let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-                let parts = match last.get_mut(m.topic()) {
-                    Some(p) => p,
-                    None => last.entry(m.topic().to_string()).or_default(),
-                };
-                let i = m.partition().max(0) as usize;
-                if parts.len() <= i {
-                    parts.resize(i + 1, -1);
-                }
-                parts[i] = parts[i].max(m.offset());
-            }
-            Err((e, _)) => {
-                debug!("a record of the open transaction was refused: {e}");
-                self.failed.store(true, Ordering::Relaxed);
-            }
-        }
-    }
-}
-
-impl TxnDeliveries {
-    fn reset(&self) {
-        self.last.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        self.failed.store(false, Ordering::Relaxed);
-    }
-
-    fn last(&self, topic: &str, partition: i32) -> Option<i64> {
-        let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        last.get(topic).and_then(|p| p.get(partition as usize)).copied().filter(|o| *o >= 0)
-    }
-}
-
-type Tp = (Arc<str>, i32);
-
-/// A source partition this task owns.
-struct Owned {
-    /// Its remote topic (the ownership group's partition `p` of it).
-    remote: Arc<str>,
-    /// Where its next transaction starts: the committed position.
-    next: Offset,
-    hook: Option<Arc<dyn AckHook>>,
-}
-
-/// The transaction in progress.
-struct Open {
-    started: Instant,
-    /// The last source offset sent, per source partition.
-    last: FxHashMap<Tp, i64>,
-    records: u64,
-    bytes: u64,
-}
-
 struct Task {
     spec: TxnSpec,
     source: BaseConsumer<DefaultConsumerContext>,
     owner: OwnerConsumer,
-    txn: Transactional<TxnDeliveries>,
-    owned: FxHashMap<Tp, Owned>,
+    shared: Arc<Shared>,
     /// Remote partitions owned whose source topic this task does not know
     /// yet (another member subscribed to it first); taken up at a refresh.
     unmapped: Vec<(String, i32)>,
-    /// Remote topic name -> source topic name, from the last listing.
+    /// Remote topic name -> source topic name, from the listings.
     sources_of: FxHashMap<String, Arc<str>>,
-    open: Option<Open>,
     last_refresh: Option<Instant>,
+    /// The remote topics the ownership group is subscribed to.
+    subscribed: Vec<String>,
     /// The topic sync's generation at the last refresh: topics it held
     /// back and has settled since are taken up at once.
     settled: u64,
+    source_group_told: Instant,
 }
 
 /// Why a task cannot start.
@@ -196,21 +130,23 @@ impl std::error::Error for TaskError {}
 /// and starts its thread.
 pub fn spawn(spec: TxnSpec) -> Result<thread::JoinHandle<()>, TaskError> {
     let source: BaseConsumer<DefaultConsumerContext> = spec.source_config.create().map_err(|e| TaskError::Client("source consumer", e))?;
-    let owner: OwnerConsumer =
-        spec.owner_config.create_with_context(OwnerContext::new(spec.name.clone())).map_err(|e| TaskError::Client("ownership group's consumer", e))?;
     let txn = Transactional::new(&spec.producer_config, &spec.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT).map_err(TaskError::Txn)?;
+    let state = TxnState { txn, open: None, owned: FxHashMap::default(), for_source_group: FxHashMap::default(), reseek: false, fenced: false, fatal: None };
+    let shared = Arc::new(Shared { name: spec.name.clone(), handler: spec.handler.clone(), metrics: spec.metrics.clone(), state: Mutex::new(state) });
+    let owner: OwnerConsumer =
+        spec.owner_config.create_with_context(OwnerContext::new(shared.clone())).map_err(|e| TaskError::Client("ownership group's consumer", e))?;
     let name = spec.name.clone();
     let task = Task {
         spec,
         source,
         owner,
-        txn,
-        owned: FxHashMap::default(),
+        shared,
         unmapped: Vec::new(),
         sources_of: FxHashMap::default(),
-        open: None,
         last_refresh: None,
+        subscribed: Vec::new(),
         settled: 0,
+        source_group_told: Instant::now(),
     };
     Ok(thread::Builder::new().name(name).spawn(move || task.run()).expect("spawn exactly-once task"))
 }
@@ -224,16 +160,66 @@ impl Task {
                 self.refresh_topics();
             }
             self.serve_owner(Duration::ZERO);
-            if self.owned.is_empty() {
+            if !self.check_fatal() {
+                break;
+            }
+            self.tell_source_group(false);
+            if self.shared.lock().fenced && !self.new_producer() {
+                break;
+            }
+            if self.shared.lock().owned.is_empty() {
                 self.serve_owner(Duration::from_millis(100));
                 continue;
             }
             self.copy_batch();
-            if self.open.as_ref().is_some_and(|o| o.started.elapsed() >= self.spec.interval) && !self.commit() {
-                break;
+            let due = self.shared.lock().open_for().is_some_and(|d| d >= self.spec.interval);
+            if due {
+                self.commit();
             }
         }
         self.finish();
+    }
+
+    /// False (and the mirror stops) when a transaction ended in a way the
+    /// task cannot go on from.
+    fn check_fatal(&self) -> bool {
+        match self.shared.lock().fatal.take() {
+            Some(why) => {
+                self.spec.shutdown.fail(ExitStatus::Failure, why);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// Replaces a fenced producer with a new one of the same
+    /// `transactional.id`; false (and the mirror stops) if none can be made.
+    fn new_producer(&mut self) -> bool {
+        match Transactional::new(&self.spec.producer_config, &self.spec.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT) {
+            Ok(txn) => {
+                let mut state = self.shared.lock();
+                state.txn = txn;
+                state.fenced = false;
+                state.open = None;
+                drop(state);
+                info!("[{}] a new transactional producer replaces the fenced one", self.spec.name);
+                self.assign_source();
+                true
+            }
+            Err(e) => {
+                self.spec.shutdown.fail(ExitStatus::Failure, format!("[{}] exactly-once: no new transactional producer after a fencing: {e}", self.spec.name));
+                false
+            }
+        }
+    }
+
+    /// Commits the open transaction (between polls of the ownership group:
+    /// every partition in it is still this member's).
+    fn commit(&mut self) {
+        let mut state = self.shared.lock();
+        if let Ended::Fatal(why) = self.shared.end_open(&mut state, &self.owner) {
+            state.fatal = Some(why);
+        }
     }
 
     /// Lists the source's matching topics, makes their remote topics, and
@@ -257,12 +243,14 @@ impl Task {
             remotes.push(remote);
         }
         remotes.sort();
-        let subscribed: Vec<&str> = remotes.iter().map(String::as_str).collect();
-        if subscribed.is_empty() {
-            return;
-        }
-        if let Err(e) = self.owner.subscribe(&subscribed) {
-            warn!("[{}] cannot subscribe the ownership group to {} remote topics: {e}", self.spec.name, subscribed.len());
+        // Subscribing again, even to the same list, makes librdkafka
+        // rejoin: only a changed list is subscribed.
+        if !remotes.is_empty() && remotes != self.subscribed {
+            let names: Vec<&str> = remotes.iter().map(String::as_str).collect();
+            match self.owner.subscribe(&names) {
+                Ok(()) => self.subscribed = remotes,
+                Err(e) => warn!("[{}] cannot subscribe the ownership group to {} remote topics: {e}", self.spec.name, names.len()),
+            }
         }
         if !self.unmapped.is_empty() {
             let waiting = std::mem::take(&mut self.unmapped);
@@ -270,48 +258,45 @@ impl Task {
         }
     }
 
-    /// Serves the ownership group's callbacks and acts on what changed.
+    /// Serves the ownership group's callbacks (a revocation ends the open
+    /// transaction there) and acts on what changed.
     fn serve_owner(&mut self, wait: Duration) {
         // Paused: anything fetched before the pause is dropped.
         let _ = self.owner.poll(wait);
         let changes = self.owner.context().take_changes();
+        let reseek = std::mem::take(&mut self.shared.lock().reseek);
         if changes.is_empty() {
+            if reseek {
+                self.assign_source();
+            }
             return;
         }
         Metrics::add(&self.spec.metrics.rebalances, 1);
-        // Ownership changes at a transaction's edge: what is open commits
-        // now (or is refused, if the generation is already over).
-        if self.open.is_some() {
-            self.commit();
-        }
         let mut assigned = Vec::new();
         for change in changes {
             match change {
                 Change::Revoked(tps) => {
-                    for (topic, p) in &tps {
-                        let gone: Vec<Tp> = self.owned.iter().filter(|(tp, o)| &*o.remote == topic && tp.1 == *p).map(|(tp, _)| tp.clone()).collect();
-                        for tp in gone {
-                            self.owned.remove(&tp);
-                        }
-                        self.unmapped.retain(|u| !(u.0 == *topic && u.1 == *p));
-                    }
+                    self.unmapped.retain(|u| !tps.contains(u));
                     info!("[{}] ownership revoked: {} partition(s)", self.spec.name, tps.len());
                 }
                 Change::Assigned(tps) => assigned.extend(tps),
             }
         }
-        if !assigned.is_empty() {
+        // Ownership changes at a transaction's edge: what is open commits
+        // now, so every owned partition starts from a committed position.
+        self.commit();
+        if assigned.is_empty() {
+            self.assign_source();
+        } else {
             info!("[{}] ownership assigned: {} partition(s)", self.spec.name, assigned.len());
             self.take_up(assigned);
-        } else {
-            self.assign_source();
         }
     }
 
     /// Takes up remote partitions this task now owns: their positions are
     /// read from the ownership group (waiting while a transaction of the
-    /// previous owner is open), else from the source group, else the
-    /// source's `auto.offset.reset`.
+    /// previous owner is open), or the source group's where it is ahead,
+    /// else the source's `auto.offset.reset`.
     fn take_up(&mut self, remote: Vec<(String, i32)>) {
         let mut wanted = Vec::new();
         for (topic, p) in remote {
@@ -328,29 +313,52 @@ impl Task {
             list.add_partition(remote, *p);
         }
         let Some(stable) = self.settled_positions(&list) else { return };
-        let mut from_source = TopicPartitionList::new();
+        // A revocation served while waiting took some of them away again.
+        let still: Vec<(String, i32)> = self.owner.assignment().map(|a| owner::elements(&a)).unwrap_or_default();
+        let mut state = self.shared.lock();
+        let mut source_list = TopicPartitionList::new();
         for (remote, source, p) in &wanted {
-            let next = stable.find_partition(remote, *p).map(|e| e.offset()).unwrap_or(Offset::Invalid);
-            if !matches!(next, Offset::Offset(_)) {
-                from_source.add_partition(source, *p);
+            if !still.iter().any(|(t, sp)| **t == **remote && sp == p) {
+                continue;
             }
+            let next = stable.find_partition(remote, *p).map(|e| e.offset()).unwrap_or(Offset::Invalid);
+            source_list.add_partition(source, *p);
             let hook = self.spec.ack_hooks.as_ref().map(|h| h.clone().partition_hook(source, *p));
-            self.owned.insert((source.clone(), *p), Owned { remote: remote.clone(), next, hook });
+            state.owned.insert((source.clone(), *p), Owned { remote: remote.clone(), next, hook });
         }
-        if from_source.count() > 0 {
-            // Never copied exactly-once before: where the source group is.
-            match self.source.committed_offsets(from_source.clone(), Duration::from_secs(10)) {
-                Ok(c) => {
-                    for e in c.elements() {
-                        if let (Offset::Offset(n), Some(o)) = (e.offset(), self.owned.get_mut(&(Arc::from(e.topic()), e.partition()))) {
+        drop(state);
+        if source_list.count() > 0 {
+            self.source_group_ahead(source_list);
+        }
+        self.assign_source();
+    }
+
+    /// Where the source group is ahead of the ownership group, or the
+    /// ownership group has nothing, its position wins: it is only ever
+    /// moved to records already on the target (this mirror's committed
+    /// positions, told after each transaction; Java MirrorMaker 2's, taken
+    /// over at start; an at-least-once run's acknowledged ones) or by an
+    /// operator's reset. So a flow moves from Java or from at-least-once
+    /// without copying again, and never resumes behind a take-over.
+    fn source_group_ahead(&mut self, list: TopicPartitionList) {
+        match self.source.committed_offsets(list, Duration::from_secs(10)) {
+            Ok(c) => {
+                let mut state = self.shared.lock();
+                for e in c.elements() {
+                    let Offset::Offset(n) = e.offset() else { continue };
+                    if let Some(o) = state.owned.get_mut(&(Arc::from(e.topic()), e.partition())) {
+                        if !matches!(o.next, Offset::Offset(m) if m >= n) {
+                            debug!("[{}] {}-{}: the source group's {n} is ahead of {:?}", self.spec.name, e.topic(), e.partition(), o.next);
                             o.next = Offset::Offset(n);
                         }
                     }
                 }
-                Err(e) => warn!("[{}] cannot read the source group's offsets ({e}); auto.offset.reset decides where new partitions start", self.spec.name),
             }
+            Err(e) => warn!(
+                "[{}] cannot read the source group's offsets ({e}); partitions without a position in the ownership group start where auto.offset.reset says",
+                self.spec.name
+            ),
         }
-        self.assign_source();
     }
 
     /// The ownership group's offsets of `list`, once no open transaction
@@ -383,8 +391,8 @@ impl Task {
     /// position: also how an aborted transaction's records are read again.
     fn assign_source(&mut self) {
         let mut list = TopicPartitionList::new();
-        for ((topic, p), o) in &self.owned {
-            let _ = list.add_partition_offset(topic, *p, if matches!(o.next, Offset::Invalid) { Offset::Invalid } else { o.next });
+        for ((topic, p), o) in &self.shared.lock().owned {
+            let _ = list.add_partition_offset(topic, *p, o.next);
         }
         if let Err(e) = self.source.assign(&list) {
             warn!("[{}] cannot assign the source partitions: {e}", self.spec.name);
@@ -393,11 +401,12 @@ impl Task {
 
     /// Reads up to a batch and sends it in the open transaction.
     fn copy_batch(&mut self) {
-        let wait = match &self.open {
-            Some(o) => self.spec.interval.saturating_sub(o.started.elapsed()).min(Duration::from_millis(100)),
+        let shared = self.shared.clone();
+        let mut state = shared.lock();
+        let mut wait = match state.open_for() {
+            Some(d) => self.spec.interval.saturating_sub(d).min(Duration::from_millis(100)),
             None => Duration::from_millis(100),
         };
-        let mut wait = wait;
         for _ in 0..BATCH {
             let msg = match self.source.poll(wait) {
                 Some(Ok(m)) => m,
@@ -408,143 +417,42 @@ impl Task {
                 None => break,
             };
             wait = Duration::ZERO;
-            if !send(&self.spec, &self.txn, &mut self.open, &self.owned, &msg) {
+            if let Err(why) = shared.send(&mut state, &msg) {
+                state.fatal = Some(why);
                 break;
             }
         }
     }
 
-    /// Commits the open transaction; false when the task must stop.
-    fn commit(&mut self) -> bool {
-        let Some(open) = self.open.take() else { return true };
-        let mut positions = TopicPartitionList::new();
-        for (tp, last) in &open.last {
-            if let Some(o) = self.owned.get(tp) {
-                let _ = positions.add_partition_offset(&o.remote, tp.1, Offset::Offset(last + 1));
-            }
+    /// Tells the source group the committed positions (for lag tools),
+    /// at most every [`SOURCE_GROUP_EVERY`] unless `now`.
+    fn tell_source_group(&mut self, now: bool) {
+        if !now && self.source_group_told.elapsed() < SOURCE_GROUP_EVERY {
+            return;
         }
-        let ctx = self.txn.producer().context();
-        let result = if ctx.failed.load(Ordering::Relaxed) {
-            self.txn.abort(CALL_TIMEOUT).and(Err(TxnError::Aborted(rdkafka::error::KafkaError::Global(RDKafkaErrorCode::InvalidRecord))))
-        } else {
-            self.txn.commit_as(&positions, &self.owner, CALL_TIMEOUT)
-        };
-        match result {
-            Ok(()) => {
-                self.committed(&open);
-                true
-            }
-            Err(e @ (TxnError::GroupFenced(_) | TxnError::Aborted(_))) => {
-                Metrics::add(&self.spec.metrics.commit_failures, 1);
-                warn!("[{}] transaction of {} records not committed: {e}; read again from the committed positions", self.spec.name, open.records);
-                // Partitions given away meanwhile are dropped at the
-                // ownership change this poll serves; the rest go back.
-                self.assign_source();
-                true
-            }
-            Err(e) => {
-                let msg =
-                    format!("[{}] exactly-once: {e}; the open transaction's records are not committed and are copied again at the next start", self.spec.name);
-                self.spec.shutdown.fail(ExitStatus::Failure, msg);
-                false
-            }
+        let positions = std::mem::take(&mut self.shared.lock().for_source_group);
+        self.source_group_told = Instant::now();
+        if positions.is_empty() {
+            return;
         }
-    }
-
-    /// After a commit: positions move on, the source group and the
-    /// offset-syncs learn them.
-    fn committed(&mut self, open: &Open) {
-        let m = &self.spec.metrics;
-        Metrics::add(&m.produced, open.records);
-        Metrics::add(&m.produced_bytes, open.bytes);
-        Metrics::add(&m.commits, 1);
-        let mut source_list = TopicPartitionList::new();
-        let ctx = self.txn.producer().context();
-        for (tp, last) in &open.last {
-            let Some(o) = self.owned.get_mut(tp) else { continue };
-            o.next = Offset::Offset(last + 1);
-            let _ = source_list.add_partition_offset(&tp.0, tp.1, Offset::Offset(last + 1));
-            let target_partition = self.spec.handler.target_partition(tp.1).unwrap_or(tp.1);
-            if let (Some(hook), Some(downstream)) = (&o.hook, ctx.last(&o.remote, target_partition)) {
-                hook.acknowledged(&mut std::iter::once((*last, downstream)));
-            }
+        let mut list = TopicPartitionList::new();
+        for ((t, p), next) in &positions {
+            let _ = list.add_partition_offset(t, *p, Offset::Offset(*next));
         }
-        if let Err(e) = self.source.commit(&source_list, CommitMode::Async) {
+        let mode = if now { CommitMode::Sync } else { CommitMode::Async };
+        if let Err(e) = self.source.commit(&list, mode) {
             debug!("[{}] source group commit (for lag tools only) not sent: {e}", self.spec.name);
         }
     }
 
     fn finish(mut self) {
-        if self.open.is_some() && !self.commit() {
+        self.commit();
+        if let Some(why) = self.shared.lock().fatal.take() {
+            warn!("{why}");
             self.spec.shutdown.drain_timed_out();
         }
-        let mut source_list = TopicPartitionList::new();
-        for ((t, p), o) in &self.owned {
-            if let Offset::Offset(n) = o.next {
-                let _ = source_list.add_partition_offset(t, *p, Offset::Offset(n));
-            }
-        }
-        if source_list.count() > 0 {
-            if let Err(e) = self.source.commit(&source_list, CommitMode::Sync) {
-                debug!("[{}] final source group commit (for lag tools only): {e}", self.spec.name);
-            }
-        }
+        self.tell_source_group(true);
         self.owner.unsubscribe();
         info!("[{}] exactly-once task stopped", self.spec.name);
     }
-}
-
-/// Sends one record in the open transaction (beginning one if none is);
-/// false when the loop should stop reading for now.
-fn send(spec: &TxnSpec, txn: &Transactional<TxnDeliveries>, open: &mut Option<Open>, owned: &FxHashMap<Tp, Owned>, msg: &BorrowedMessage<'_>) -> bool {
-    let tp: Tp = (Arc::from(msg.topic()), msg.partition());
-    let Some(o) = owned.get(&tp) else { return true };
-    if open.is_none() {
-        txn.producer().context().reset();
-        if let Err(e) = txn.begin() {
-            spec.shutdown.fail(ExitStatus::Failure, format!("[{}] cannot begin a transaction: {e}", spec.name));
-            return false;
-        }
-        *open = Some(Open { started: Instant::now(), last: FxHashMap::default(), records: 0, bytes: 0 });
-    }
-    let open = open.as_mut().expect("begun above");
-    let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&o.remote);
-    if let Some(p) = spec.handler.target_partition(msg.partition()) {
-        record = record.partition(p);
-    }
-    if let Some(k) = msg.key() {
-        record = record.key(k);
-    }
-    if let Some(v) = msg.payload() {
-        record = record.payload(v);
-    }
-    if let Some(ts) = msg.timestamp().to_millis().filter(|t| *t >= 0) {
-        record = record.timestamp(ts);
-    }
-    if let Some(h) = msg.headers() {
-        record = record.headers(h.detach());
-    }
-    let size = (msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len)) as u64;
-    loop {
-        match txn.producer().send(record) {
-            Ok(()) => break,
-            Err((e, r)) if e.rdkafka_error_code() == Some(RDKafkaErrorCode::QueueFull) => {
-                record = r;
-                thread::sleep(Duration::from_millis(1));
-            }
-            Err((e, _)) => {
-                // Refused before it left: the whole transaction is aborted
-                // at its commit and read again.
-                warn!("[{}] a record of {} could not be sent: {e}", spec.name, tp.0);
-                txn.producer().context().failed.store(true, Ordering::Relaxed);
-                break;
-            }
-        }
-    }
-    Metrics::add(&spec.metrics.consumed, 1);
-    Metrics::add(&spec.metrics.consumed_bytes, size);
-    open.last.insert(tp, msg.offset());
-    open.records += 1;
-    open.bytes += size;
-    true
 }

@@ -11,7 +11,7 @@
 //! keeps partition numbers, and grows the remote topic with the source).
 //! Every transaction sends the copied positions as that group's offsets,
 //! with this member's id and generation: once the member's generation is
-//! over (a rebalance gave its partitions away, or it was frozen past its
+//! over (its partitions were given away while it was frozen past its
 //! session), the coordinator refuses them and the transaction aborts.
 //!
 //! The group's offsets of remote partition `p` hold the next source offset
@@ -21,14 +21,17 @@
 //! a new owner resumes only after the old owner's last transaction is
 //! settled, committed or aborted.
 //!
-//! Assigned partitions are paused at once in the callback: this consumer
-//! only holds membership.
+//! The revoke callback ends the open transaction before the partitions
+//! go (see `state`); assigned partitions are paused at once in the
+//! callback: this consumer only holds membership.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use log::warn;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::{ClientContext, TopicPartitionList};
+
+use super::state::{Ended, Shared};
 
 /// A change of ownership, as the callbacks saw it (remote topic, partition).
 #[derive(Debug)]
@@ -37,21 +40,25 @@ pub enum Change {
     Revoked(Vec<(String, i32)>),
 }
 
-/// The ownership consumer's context: records the changes for the task's
-/// loop, which acts on them right after the poll that served them.
-#[derive(Default)]
+/// The ownership consumer's context: ends the open transaction at a
+/// revocation, and records the changes for the task's loop, which acts on
+/// them right after the poll that served them.
 pub struct OwnerContext {
-    pub name: String,
+    shared: Arc<Shared>,
     changes: Mutex<Vec<Change>>,
 }
 
 impl OwnerContext {
-    pub fn new(name: String) -> Self {
-        OwnerContext { name, changes: Mutex::default() }
+    pub fn new(shared: Arc<Shared>) -> Self {
+        OwnerContext { shared, changes: Mutex::default() }
     }
 
     pub fn take_changes(&self) -> Vec<Change> {
         std::mem::take(&mut *self.changes.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn record(&self, change: Change) {
+        self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(change);
     }
 }
 
@@ -62,10 +69,22 @@ pub fn elements(tpl: &TopicPartitionList) -> Vec<(String, i32)> {
 }
 
 impl ConsumerContext for OwnerContext {
-    fn pre_rebalance(&self, _: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         match rebalance {
-            Rebalance::Revoke(tpl) => self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(Change::Revoked(elements(tpl))),
-            Rebalance::Error(e) => warn!("[{}] the ownership group's rebalance failed: {e}", self.name),
+            Rebalance::Revoke(tpl) => {
+                let revoked = elements(tpl);
+                let mut state = self.shared.lock();
+                // Before the partitions go: what is open commits as this
+                // member (or is refused and aborted when the membership
+                // is already lost).
+                if let Ended::Fatal(why) = self.shared.end_open(&mut state, consumer) {
+                    state.fatal = Some(why);
+                }
+                state.owned.retain(|(_, p), o| !revoked.iter().any(|(t, rp)| **t == *o.remote && rp == p));
+                drop(state);
+                self.record(Change::Revoked(revoked));
+            }
+            Rebalance::Error(e) => warn!("[{}] the ownership group's rebalance failed: {e}", self.shared.name),
             Rebalance::Assign(_) => {}
         }
     }
@@ -74,9 +93,9 @@ impl ConsumerContext for OwnerContext {
         if let Rebalance::Assign(tpl) = rebalance {
             // Membership only: nothing of the remote topics is read.
             if let Err(e) = consumer.pause(tpl) {
-                warn!("[{}] could not pause the ownership group's partitions (they are read and dropped): {e}", self.name);
+                warn!("[{}] could not pause the ownership group's partitions (they are read and dropped): {e}", self.shared.name);
             }
-            self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(Change::Assigned(elements(tpl)));
+            self.record(Change::Assigned(elements(tpl)));
         }
     }
 }

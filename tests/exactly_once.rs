@@ -1,0 +1,170 @@
+//! Exactly-once (issue #29) against real brokers, in MirrorMaker 2 mode
+//! (`exactly.once.source.support = enabled`): a zombie (a process frozen
+//! mid-transaction past its session while another takes its partitions,
+//! then resumed), and rebalance storms with eager and cooperative
+//! assignors. Each run reads the target `read_committed`, as the target's
+//! consumers do, and requires every record exactly once. The kill -9
+//! scenario is in the fault suite (tests/chaos.rs, s1e).
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use common::*;
+
+/// Scenarios start and stop several mirrors under load: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Produces `recs` to the source in chunks of `chunk` every `every`, on a
+/// thread of its own, so the mirrors copy under load.
+struct Load {
+    handle: Option<thread::JoinHandle<()>>,
+    done: Arc<AtomicBool>,
+}
+
+impl Load {
+    fn start(topic: &str, recs: Vec<Rec>, chunk: usize, every: Duration) -> Load {
+        let done = Arc::new(AtomicBool::new(false));
+        let (topic, flag) = (topic.to_string(), done.clone());
+        let handle = thread::spawn(move || {
+            for c in recs.chunks(chunk) {
+                produce(&source(), &topic, c);
+                thread::sleep(every);
+            }
+            flag.store(true, Ordering::SeqCst);
+        });
+        Load { handle: Some(handle), done }
+    }
+
+    fn finished(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    fn join(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.join().expect("the load thread");
+        }
+    }
+}
+
+/// An exactly-once MM2 file for one flow of `topic`, with the lines
+/// `extra` makes of the source and target aliases; the file, the flow's
+/// source group and the remote topic.
+fn eos_file(topic: &str, extra: impl Fn(&str, &str) -> Vec<String>) -> (std::path::PathBuf, String, String) {
+    let (a, b) = (format!("S{}", short_id()), format!("T{}", short_id()));
+    let mut lines = vec![
+        format!("{b}.exactly.once.source.support = enabled"),
+        format!("{a}.consumer.isolation.level = read_committed"),
+        // The ownership group's session: a frozen member is out after 6 s.
+        format!("{a}.consumer.session.timeout.ms = 6000"),
+    ];
+    lines.extend(extra(&a, &b));
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, topic, &lines));
+    (file, format!("mm2.{a}->{b}"), format!("{a}.{topic}"))
+}
+
+fn count(m: &Mirror, needle: &str) -> usize {
+    m.output().matches(needle).count()
+}
+
+fn verify(label: &str, remote: &str, recs: &[Rec]) {
+    let landed = read_topic_committed(&target(), remote);
+    let dups = assert_same_records(remote, recs, &landed);
+    println!("EOS {label}: produced {}, read_committed {} distinct, missing 0, duplicates {dups}", recs.len(), recs.len());
+    assert_eq!(dups, 0, "{label}: {dups} records on the target twice");
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn a_zombie_resumed_after_its_partitions_moved_commits_nothing_twice() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("eos-zombie");
+    create_topic(&source(), &t, 4, &[]);
+    let recs = sample_records(&t, 40_000);
+    // Transactions of 8 s: frozen under load, the zombie is almost surely
+    // inside one, with records sent and nothing committed.
+    let (file, group, remote) =
+        eos_file(&t, |a, b| vec![format!("{a}->{b}.transaction.boundary = interval"), format!("{a}->{b}.transaction.boundary.interval.ms = 8000")]);
+    let args = [s("--mm2.config"), path(&file)];
+    let (first, rest) = recs.split_at(30_000);
+    let mut load = Load::start(&t, first.to_vec(), 500, Duration::from_millis(200));
+    let mut zombie = Mirror::start(&args);
+    zombie.wait_for_log("ownership assigned");
+    let mut other = Mirror::start(&args);
+    other.wait_for_log("ownership assigned");
+    wait_until("both copy (the source group moves)", || progress(&source(), &group, &t).0 > 0);
+    let before = count(&other, "ownership assigned");
+    // Into the zombie's open transaction, past its session.
+    thread::sleep(Duration::from_millis(3000));
+    zombie.signal("STOP");
+    wait_until("the other member takes the frozen one's partitions", || count(&other, "ownership assigned") > before);
+    load.join();
+    let mut load = Load::start(&t, rest.to_vec(), 500, Duration::from_millis(100));
+    load.join();
+    wait_until("the other member copies every record", || all_committed(&source(), &group, &t));
+    let refused = count(&zombie, "not committed");
+    zombie.signal("CONT");
+    wait_until("the resumed zombie tries to commit and is refused", || count(&zombie, "not committed") > refused);
+    assert!(zombie.alive(), "the resumed member goes on as a member: {}", zombie.output());
+    assert!(load.finished());
+    assert_eq!(other.stop(), 0, "{}", other.output());
+    assert_eq!(zombie.stop(), 0, "{}", zombie.output());
+    let refusal = zombie.output().lines().rfind(|l| l.contains("not committed")).unwrap_or_default().to_string();
+    println!("EOS zombie: the resumed member was refused: {refusal}");
+    verify("zombie (SIGSTOP past the session, SIGCONT after the take-over)", &remote, &recs);
+}
+
+/// Members join and leave every few seconds under load; `strategy` is the
+/// ownership group's assignor (the source consumer's, as a user sets it).
+fn storm(label: &str, strategy: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("eos-storm");
+    create_topic(&source(), &t, 6, &[]);
+    let recs = sample_records(&t, 60_000);
+    let (file, group, remote) = eos_file(&t, |a, _| vec![format!("{a}.consumer.partition.assignment.strategy = {strategy}")]);
+    let args = [s("--mm2.config"), path(&file)];
+    let mut load = Load::start(&t, recs.clone(), 500, Duration::from_millis(150));
+    let mut members = vec![Mirror::start(&args)];
+    members[0].wait_for_log("ownership assigned");
+    let mut changes = 0;
+    for round in 0..8 {
+        thread::sleep(Duration::from_millis(jitter_ms(2000, 4000)));
+        if members.len() < 3 && (round % 3 != 2 || members.len() == 1) {
+            members.push(Mirror::start(&args));
+        } else {
+            let mut leaving = members.remove(round % members.len());
+            assert_eq!(leaving.stop(), 0, "a member leaving with SIGTERM: {}", leaving.output());
+        }
+        changes += 1;
+    }
+    load.join();
+    wait_until("the members copy every record", || all_committed(&source(), &group, &t));
+    let rebalanced: usize = members.iter().map(|m| count(m, "ownership")).sum();
+    for m in &mut members {
+        assert_eq!(m.stop(), 0, "{}", m.output());
+    }
+    println!("EOS storm ({label}): {changes} joins and leaves under load; {rebalanced} ownership changes logged by the last members");
+    verify(&format!("rebalance storm, {label}"), &remote, &recs);
+}
+
+fn jitter_ms(lo: u64, hi: u64) -> u64 {
+    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    lo + (n.wrapping_mul(6364136223846793005) >> 33) % (hi - lo)
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn a_rebalance_storm_with_an_eager_assignor_copies_each_record_once() {
+    storm("eager, RoundRobinAssignor", "org.apache.kafka.clients.consumer.RoundRobinAssignor");
+}
+
+#[test]
+#[ignore = "needs clusters"]
+fn a_rebalance_storm_with_the_cooperative_assignor_copies_each_record_once() {
+    storm("cooperative, CooperativeStickyAssignor", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+}
