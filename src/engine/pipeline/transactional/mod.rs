@@ -417,8 +417,8 @@ impl Task {
                 None => break,
             };
             wait = Duration::ZERO;
-            if let Err(why) = shared.send(&mut state, &msg) {
-                state.fatal = Some(why);
+            if let Err(e) = shared.send(&mut state, &msg) {
+                state.fatal = Some(format!("[{}] exactly-once: cannot begin a transaction: {e}", self.spec.name));
                 break;
             }
         }

@@ -207,7 +207,7 @@ impl Shared {
 
     /// Sends one record in the open transaction (beginning one if none is).
     /// Err: no transaction could begin (the task stops).
-    pub fn send(&self, state: &mut TxnState, msg: &BorrowedMessage<'_>) -> Result<(), String> {
+    pub fn send(&self, state: &mut TxnState, msg: &BorrowedMessage<'_>) -> Result<(), TxnError> {
         let tp: Tp = (Arc::from(msg.topic()), msg.partition());
         // Read before the partition was given up, or after an abort sent
         // the consumer back: not this transaction's.
@@ -217,7 +217,7 @@ impl Shared {
         }
         if state.open.is_none() {
             state.txn.producer().context().reset();
-            state.txn.begin().map_err(|e| format!("[{}] cannot begin a transaction: {e}", self.name))?;
+            state.txn.begin()?;
             state.open = Some(Open { started: Instant::now(), last: FxHashMap::default(), records: 0, bytes: 0 });
         }
         let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&o.remote);
