@@ -152,6 +152,7 @@ impl<C: ProducerContext + 'static> Transactional<C> {
     /// Refused or aborted, the transaction is aborted here (nothing of it
     /// becomes visible) and the error says what that means.
     pub fn commit(&self, offsets: &TopicPartitionList, group: &ConsumerGroupMetadata, timeout: Duration) -> Result<(), TxnError> {
+        self.serve_deliveries(timeout);
         let done = self.producer.send_offsets_to_transaction(offsets, group, timeout).and_then(|()| self.producer.commit_transaction(timeout));
         match done.map_err(classify) {
             Ok(()) => Ok(()),
@@ -173,6 +174,7 @@ impl<C: ProducerContext + 'static> Transactional<C> {
     /// with generation -1 and no member id from anyone, which would let a
     /// zombie commit. On a refusal or an abort the transaction is aborted.
     pub fn commit_as<CC: ConsumerContext>(&self, offsets: &TopicPartitionList, member: &BaseConsumer<CC>, timeout: Duration) -> Result<(), TxnError> {
+        self.serve_deliveries(timeout);
         let sent = send_offsets_as_member(self.producer.client().native_ptr(), offsets, member.client().native_ptr(), timeout);
         let done = sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify));
         match done {
@@ -182,6 +184,19 @@ impl<C: ProducerContext + 'static> Transactional<C> {
                 Err(e)
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Serves the delivery reports of the open transaction on the calling
+    /// thread until none is outstanding (or `timeout`). The commit's own
+    /// flush waits for them, and left to the producer's polling thread
+    /// they came about 100 ms late (rust-rdkafka's thread polls with a
+    /// 100 ms timeout): each commit took 100 ms more, and a transaction
+    /// per poll copied 5,500 records/s instead of hundreds of thousands.
+    fn serve_deliveries(&self, timeout: Duration) {
+        let until = std::time::Instant::now() + timeout;
+        while self.producer.in_flight_count() > 0 && std::time::Instant::now() < until {
+            self.producer.poll(Duration::from_millis(1));
         }
     }
 
