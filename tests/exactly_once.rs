@@ -168,3 +168,38 @@ fn a_rebalance_storm_with_an_eager_assignor_copies_each_record_once() {
 fn a_rebalance_storm_with_the_cooperative_assignor_copies_each_record_once() {
     storm("cooperative, CooperativeStickyAssignor", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
 }
+
+/// MM1 mode: `--exactly.once true` on the usual command line, killed -9
+/// three times under load and restarted: every record once, read_committed,
+/// and the source group committed (for lag tools) to the end.
+#[test]
+#[ignore = "needs clusters"]
+fn mm1_mode_with_exactly_once_survives_kill_minus_nine() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("eos-mm1");
+    create_topic(&source(), &t, 3, &[]);
+    let recs = sample_records(&t, 60_000);
+    let group = unique("eos-mm1");
+    let args = mirror_args(&source(), &group, &target(), &t, &["--exactly.once", "true", "--transaction.interval.ms", "200"]);
+    let mut load = Load::start(&t, recs.clone(), 1000, Duration::from_millis(100));
+    let mut last = 0;
+    for cycle in 0..3 {
+        let mut m = Mirror::start(&args);
+        wait_until("progress since the last kill", || {
+            let (c, e) = progress(&source(), &group, &t);
+            c > last || (load.finished() && c == e)
+        });
+        thread::sleep(Duration::from_millis(jitter_ms(100, 700)));
+        m.signal("KILL");
+        m.wait();
+        last = progress(&source(), &group, &t).0;
+        println!("EOS mm1: cycle {cycle}: killed -9, source group at {last}");
+    }
+    load.join();
+    let mut m = Mirror::start(&args);
+    m.wait_for_log("exactly-once task started");
+    wait_until("the mirror copies every record", || all_committed(&source(), &group, &t));
+    assert_eq!(m.stop(), 0, "{}", m.output());
+    verify("MM1 --exactly.once, kill -9 x3 under load", &t, &recs);
+}

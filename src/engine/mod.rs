@@ -252,7 +252,8 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                         error: "only MirrorMaker 2 flows (which make their remote topics) copy exactly once".into(),
                     });
                 };
-                let spec = txn_spec(flow, name.replace("mirrormaker-thread", "mirrormaker-eos"), si, j, cfg, eos, sync, syncs.clone(), workers, env);
+                let mut spec = txn_spec(flow, name.replace("mirrormaker-thread", "mirrormaker-eos"), si, j, cfg, eos, sync, syncs.clone(), workers, env);
+                spec.provenance = stamp.clone();
                 txn_specs.push((flow.name.clone(), spec));
                 continue;
             }
@@ -324,6 +325,7 @@ fn txn_spec(
         interval: eos.interval,
         topic_sync: sync,
         ack_hooks: syncs.map(|s| s as Arc<dyn pipeline::ack_hooks::FlowAckHooks>),
+        provenance: None,
         source_config,
         owner_config: owner,
         producer_config,

@@ -66,7 +66,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
                 remote_topics: None,
                 checkpointing,
                 connect_offsets: None,
-                exactly_once: None,
+                exactly_once: b.exactly_once.map(|ms| crate::plan::ExactlyOnce { interval: std::time::Duration::from_millis(ms) }),
             })
         })
         .collect::<Result<Vec<Flow>, ConfigError>>()?;

@@ -45,6 +45,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::engine::pipeline::ack_hooks::FlowAckHooks;
+use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::fxhash::FxHashMap;
 use crate::kafka::transactions::{Transactional, TxnError};
@@ -76,6 +77,8 @@ pub struct TxnSpec {
     /// Lists the source's topics and makes the remote ones (MM2's topic sync).
     pub topic_sync: Arc<dyn TargetTopics>,
     pub ack_hooks: Option<Arc<dyn FlowAckHooks>>,
+    /// The provenance stamp, when the flow has one (active/active).
+    pub provenance: Option<Provenance>,
     /// The source consumer's settings; its `group.id` is the flow's source
     /// group, committed after transactions, never joined.
     pub source_config: ClientConfig,
@@ -135,7 +138,13 @@ pub fn spawn(spec: TxnSpec) -> Result<thread::JoinHandle<()>, TaskError> {
     let source: BaseConsumer<DefaultConsumerContext> = spec.source_config.create().map_err(|e| TaskError::Client("source consumer", e))?;
     let txn = Transactional::new(&spec.producer_config, &spec.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT).map_err(TaskError::Txn)?;
     let state = TxnState { txn, open: None, owned: FxHashMap::default(), for_source_group: FxHashMap::default(), reseek: false, fenced: false, fatal: None };
-    let shared = Arc::new(Shared { name: spec.name.clone(), handler: spec.handler.clone(), metrics: spec.metrics.clone(), state: Mutex::new(state) });
+    let shared = Arc::new(Shared {
+        name: spec.name.clone(),
+        provenance: spec.provenance.clone(),
+        handler: spec.handler.clone(),
+        metrics: spec.metrics.clone(),
+        state: Mutex::new(state),
+    });
     let owner: OwnerConsumer =
         spec.owner_config.create_with_context(OwnerContext::new(shared.clone())).map_err(|e| TaskError::Client("ownership group's consumer", e))?;
     let name = spec.name.clone();

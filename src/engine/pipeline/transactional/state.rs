@@ -25,6 +25,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
 use crate::engine::pipeline::ack_hooks::AckHook;
+use crate::engine::pipeline::provenance::Provenance;
 use crate::fxhash::FxHashMap;
 use crate::kafka::transactions::{Transactional, TxnError};
 use crate::ops::metrics::Metrics;
@@ -133,6 +134,9 @@ pub struct TxnState {
 /// The state and what ending a transaction needs besides it.
 pub struct Shared {
     pub name: String,
+    /// Stamps records with their source cluster and skips those that came
+    /// from the target (`provenance`), as the at-least-once streams do.
+    pub provenance: Option<Provenance>,
     pub handler: Arc<Handler>,
     pub metrics: Arc<Metrics>,
     pub state: Mutex<TxnState>,
@@ -220,6 +224,18 @@ impl Shared {
             state.txn.begin()?;
             state.open = Some(Open { started: Instant::now(), last: FxHashMap::default(), records: 0, bytes: 0 });
         }
+        let source_headers = msg.headers();
+        if self.provenance.as_ref().is_some_and(|p| p.came_from_target(source_headers)) {
+            // Written on the target by the mirror of the other direction:
+            // its position moves with this transaction, nothing is copied.
+            Metrics::add(&self.metrics.loop_skipped, 1);
+            state.open.as_mut().expect("begun above").last.insert(tp, msg.offset());
+            return Ok(());
+        }
+        let headers = match (&self.provenance, source_headers) {
+            (Some(p), h) => Some(p.stamp(h.map(|h| h.detach()))),
+            (None, h) => h.map(|h| h.detach()),
+        };
         let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&o.remote);
         if let Some(p) = self.handler.target_partition(msg.partition()) {
             record = record.partition(p);
@@ -233,8 +249,8 @@ impl Shared {
         if let Some(ts) = msg.timestamp().to_millis().filter(|t| *t >= 0) {
             record = record.timestamp(ts);
         }
-        if let Some(h) = msg.headers() {
-            record = record.headers(h.detach());
+        if let Some(h) = headers {
+            record = record.headers(h);
         }
         let size = (msg.key().map_or(0, <[u8]>::len) + msg.payload().map_or(0, <[u8]>::len)) as u64;
         loop {

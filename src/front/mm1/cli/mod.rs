@@ -144,6 +144,8 @@ pub struct BeyondOptions {
     pub throttle_bytes_per_sec: Option<u64>,
     /// MirrorMaker 2's offset-syncs and checkpoints (`--emit.checkpoints`).
     pub checkpoints: CheckpointOptions,
+    /// `--exactly.once`, with `--transaction.interval.ms`.
+    pub exactly_once: Option<u64>,
 }
 
 /// Consumer failover in MM1 mode: offset-syncs and checkpoints written to
@@ -186,6 +188,7 @@ impl Default for BeyondOptions {
             throttle_records_per_sec: None,
             throttle_bytes_per_sec: None,
             checkpoints: CheckpointOptions::default(),
+            exactly_once: None,
         }
     }
 }
@@ -221,6 +224,29 @@ pub struct Mm2Options {
     pub check: bool,
     pub ops: OpsOptions,
     pub notices: Vec<String>,
+}
+
+/// `--exactly.once` and its interval; refused where a transaction cannot
+/// keep its promise.
+fn exactly_once(m: &ArgMatches) -> Result<Option<u64>, UsageError> {
+    let interval = TRANSACTION_INTERVAL_MS.read(m)?;
+    if !EXACTLY_ONCE.read(m)? {
+        if TRANSACTION_INTERVAL_MS.given(m).is_some() {
+            return Err(UsageError::of(TRANSACTION_INTERVAL_MS.name, "--transaction.interval.ms applies only with --exactly.once true"));
+        }
+        return Ok(None);
+    }
+    let refuse = |why: &str| Err(UsageError::of(EXACTLY_ONCE.name, format!("--exactly.once true {why}")));
+    if !CREATE_TOPICS.read(m)? {
+        return refuse("needs --create.topics true: the target topics must have the source's partitions before anything is copied");
+    }
+    if !ABORT_ON_SEND_FAILURE.read(m)? {
+        return refuse("needs --abort.on.send.failure true: a record the target refuses for good cannot be skipped inside a transaction");
+    }
+    if THROTTLE_RECORDS_PER_SEC.given(m).is_some() || THROTTLE_BYTES_PER_SEC.given(m).is_some() {
+        return refuse("does not throttle yet: leave out --throttle.records.per.sec and --throttle.bytes.per.sec");
+    }
+    Ok(Some(interval))
 }
 
 /// Parses the arguments (without the program name).
@@ -297,6 +323,7 @@ fn read_options(m: &ArgMatches, mut notices: Vec<String>) -> Result<Options, Usa
             provenance: PROVENANCE_HEADER.read(m)?,
             throttle_records_per_sec: THROTTLE_RECORDS_PER_SEC.read(m)?,
             throttle_bytes_per_sec: THROTTLE_BYTES_PER_SEC.read(m)?,
+            exactly_once: exactly_once(m)?,
             checkpoints: CheckpointOptions {
                 emit: EMIT_CHECKPOINTS.read(m)?,
                 source_aliases: SOURCE_ALIAS.read(m),

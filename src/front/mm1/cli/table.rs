@@ -115,6 +115,21 @@ pub(super) const CREATE_TOPICS: Opt<Bool> = Opt::new(
     "Create a missing target topic like the source topic (partitions, replication up to the target's broker count, topic configs). \
      false: the target broker decides, as with MM1. Default {default}.",
 );
+pub(super) const EXACTLY_ONCE: Opt<Bool> = Opt::new(
+    "exactly.once",
+    "BOOL",
+    Bool { default: false, fix: "write true or false (true copies exactly once, read the target with isolation.level=read_committed)" },
+    "Copy exactly once: records and the positions they advance in one transaction on the target, so a consumer of the target with \
+     isolation.level=read_committed sees every record once, through crashes and rebalances. Needs --create.topics true and \
+     --abort.on.send.failure true. Default {default}.",
+);
+pub(super) const TRANSACTION_INTERVAL_MS: Opt<Millis> = Opt::new(
+    "transaction.interval.ms",
+    "MS",
+    Millis { default: 100, min: 0 },
+    "With --exactly.once: how often a transaction commits; records become visible to read_committed consumers when it does, so it \
+     adds up to this much latency. 0: a transaction per read of what the source has ready. Default {default}.",
+);
 pub(super) const SYNC_PARTITIONS: Opt<Bool> = Opt::new(
     "sync.partitions",
     "BOOL",
@@ -254,6 +269,8 @@ pub(super) const OPTIONS: &[&dyn Spec] = &[
     &METRICS_PORT,
     &METRICS_BIND,
     &CREATE_TOPICS,
+    &EXACTLY_ONCE,
+    &TRANSACTION_INTERVAL_MS,
     &SYNC_PARTITIONS,
     &PROVENANCE_HEADER,
     &THROTTLE_RECORDS_PER_SEC,

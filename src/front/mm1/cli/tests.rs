@@ -181,6 +181,7 @@ fn beyond_mm1_options() {
             throttle_records_per_sec: Some(500),
             throttle_bytes_per_sec: Some(1_000_000),
             checkpoints: CheckpointOptions::default(),
+            exactly_once: None,
         }
     );
     let e = parse(&with(&["--whitelist", "x", "--create.topics", "no"])).unwrap_err();
@@ -189,6 +190,24 @@ fn beyond_mm1_options() {
     assert!(e.message.contains("--throttle.bytes.per.sec '0'"), "{e}");
     let e = parse(&with(&["--whitelist", "x", "--throttle.records.per.sec", "1k"])).unwrap_err();
     assert!(e.message.contains("--throttle.records.per.sec '1k'"), "{e}");
+}
+
+#[test]
+fn exactly_once_with_its_interval_and_what_it_cannot_do() {
+    assert_eq!(run_with(&["--whitelist", "x"]).beyond.exactly_once, None);
+    assert_eq!(run_with(&["--whitelist", "x", "--exactly.once", "true"]).beyond.exactly_once, Some(100));
+    assert_eq!(run_with(&["--whitelist", "x", "--exactly.once=true", "--transaction.interval.ms", "0"]).beyond.exactly_once, Some(0));
+    let refused = |extra: &[&str], needle: &str| {
+        let mut v = vec!["--whitelist", "x"];
+        v.extend_from_slice(extra);
+        let e = parse(&with(&v)).unwrap_err();
+        assert!(e.message.contains(needle), "{extra:?}: {e}");
+    };
+    refused(&["--transaction.interval.ms", "50"], "--transaction.interval.ms applies only with --exactly.once true");
+    refused(&["--exactly.once", "true", "--create.topics", "false"], "--exactly.once true needs --create.topics true");
+    refused(&["--exactly.once", "true", "--abort.on.send.failure", "false"], "cannot be skipped inside a transaction");
+    refused(&["--exactly.once", "true", "--throttle.records.per.sec", "10"], "does not throttle yet");
+    refused(&["--exactly.once", "maybe"], "--exactly.once 'maybe'");
 }
 
 #[test]
