@@ -73,27 +73,33 @@ fn s1_kill_minus_nine_cycles_lose_nothing() {
         s("500"),
     ];
     let started = Instant::now();
+    kill_cycles("s1", &args, &group, &t);
+    verify("s1 kill -9 x10", &t, &recs, &format!(", total {:.1}s", started.elapsed().as_secs_f64()));
+}
+
+/// Ten cycles of: start the mirror, wait for the source group to move,
+/// `kill -9` it at a random moment while records flow; then one more start
+/// that catches up and stops cleanly. The group's offsets never go back.
+fn kill_cycles(label: &str, args: &[String], group: &str, topic: &str) {
     let mut last = 0;
     for cycle in 0..10 {
-        let mut m = Mirror::start(&args);
-        // Kill at a random moment while records are flowing.
+        let mut m = Mirror::start(args);
         wait_until("progress since the last kill", || {
-            let (c, e) = progress(&source(), &group, &t);
+            let (c, e) = progress(&source(), group, topic);
             c > last || c == e
         });
         let wait = jitter(0, 700);
         std::thread::sleep(Duration::from_millis(wait));
         m.signal("KILL");
         let code = m.wait();
-        let (c, e) = progress(&source(), &group, &t);
-        println!("CHAOS s1: cycle {cycle}: kill -9 {wait} ms after progress (exit {code}), committed {c} of {e}");
+        let (c, e) = progress(&source(), group, topic);
+        println!("CHAOS {label}: cycle {cycle}: kill -9 {wait} ms after progress (exit {code}), committed {c} of {e}");
         assert!(c >= last, "committed offsets went backwards");
         last = c;
     }
-    let mut m = Mirror::start(&args);
-    wait_until("mirror catches up after the kills", || all_committed(&source(), &group, &t));
+    let mut m = Mirror::start(args);
+    wait_until("mirror catches up after the kills", || all_committed(&source(), group, topic));
     assert_eq!(m.stop(), 0, "{}", m.output());
-    verify("s1 kill -9 x10", &t, &recs, &format!(", total {:.1}s", started.elapsed().as_secs_f64()));
 }
 
 /// s1 with exactly-once on (MirrorMaker 2 mode,
@@ -117,25 +123,7 @@ fn s1e_kill_minus_nine_cycles_with_exactly_once_copy_each_record_once() {
     let group = format!("mm2.{a}->{b}");
     let remote = format!("{a}.{t}");
     let started = Instant::now();
-    let mut last = 0;
-    for cycle in 0..10 {
-        let mut m = Mirror::start(&args);
-        wait_until("progress since the last kill", || {
-            let (c, e) = progress(&source(), &group, &t);
-            c > last || c == e
-        });
-        let wait = jitter(0, 700);
-        std::thread::sleep(Duration::from_millis(wait));
-        m.signal("KILL");
-        let code = m.wait();
-        let (c, e) = progress(&source(), &group, &t);
-        println!("CHAOS s1e: cycle {cycle}: kill -9 {wait} ms after progress (exit {code}), source group at {c} of {e}");
-        assert!(c >= last, "the source group's offsets went backwards");
-        last = c;
-    }
-    let mut m = Mirror::start(&args);
-    wait_until("mirror catches up after the kills", || all_committed(&source(), &group, &t));
-    assert_eq!(m.stop(), 0, "{}", m.output());
+    kill_cycles("s1e", &args, &group, &t);
     let landed = read_topic_committed(&target(), &remote);
     let dups = assert_same_records(&remote, &recs, &landed);
     println!(

@@ -259,6 +259,16 @@ pub fn watermarks<C: rdkafka::consumer::ConsumerContext>(c: &BaseConsumer<C>, to
     }
 }
 
+/// A record read from a topic, as the tests compare it.
+fn landed(m: &rdkafka::message::BorrowedMessage<'_>) -> Landed {
+    let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
+    Landed {
+        partition: m.partition(),
+        offset: m.offset(),
+        rec: Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis() },
+    }
+}
+
 pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let parts = partitions_of(bootstrap, topic).unwrap_or(0);
     let mut out = Vec::new();
@@ -289,12 +299,7 @@ pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
             if remaining.get(&m.partition()).is_some_and(|end| m.offset() + 1 >= *end) {
                 remaining.remove(&m.partition());
             }
-            let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
-            out.push(Landed {
-                partition: m.partition(),
-                offset: m.offset(),
-                rec: Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis() },
-            });
+            out.push(landed(&m));
         }
     }
     out
@@ -407,14 +412,7 @@ pub fn read_topic_committed(bootstrap: &str, topic: &str) -> Vec<Landed> {
     while !remaining.is_empty() {
         assert!(Instant::now() < deadline, "{topic}: read_committed could not reach the end of partitions {remaining:?}");
         match c.poll(Duration::from_millis(100)) {
-            Some(Ok(m)) => {
-                let headers = m.headers().map(|h| h.iter().map(|x| (x.key.to_string(), x.value.unwrap_or_default().to_vec())).collect()).unwrap_or_default();
-                out.push(Landed {
-                    partition: m.partition(),
-                    offset: m.offset(),
-                    rec: Rec { key: m.key().map(<[u8]>::to_vec), value: m.payload().map(<[u8]>::to_vec), headers, timestamp: m.timestamp().to_millis() },
-                });
-            }
+            Some(Ok(m)) => out.push(landed(&m)),
             Some(Err(rdkafka::error::KafkaError::PartitionEOF(p))) => {
                 remaining.remove(&p);
             }
