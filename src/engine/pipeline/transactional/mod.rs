@@ -350,6 +350,26 @@ impl Task {
         if source_list.count() > 0 {
             self.source_group_ahead(source_list);
         }
+        let mut state = self.shared.lock();
+        // The source group learns where the copy stands now, not only at
+        // the next commit: after a restart with nothing new to copy there
+        // is none, and lag tools (and a caller waiting for the group to
+        // reach the end) would see the positions of before the restart.
+        for (_, source, p) in &wanted {
+            let next = state.owned.get(&(source.clone(), *p)).map(|o| o.next);
+            if let Some(Offset::Offset(n)) = next {
+                state.for_source_group.insert((source.clone(), *p), n);
+            }
+        }
+        let at: Vec<String> = wanted
+            .iter()
+            .map(|(remote, source, p)| match state.owned.get(&(source.clone(), *p)) {
+                Some(o) => format!("{source}-{p} at {:?}", o.next),
+                None => format!("{remote}-{p} (revoked meanwhile)"),
+            })
+            .collect();
+        drop(state);
+        crate::engine::pipeline::stream::log_names(&self.spec.name, "copying from", "partition(s)", &at);
         self.assign_source();
     }
 
@@ -386,7 +406,14 @@ impl Task {
     fn settled_positions(&self, list: &TopicPartitionList) -> Option<TopicPartitionList> {
         let mut told = false;
         loop {
-            match self.owner.committed_offsets(list.clone(), Duration::from_secs(5)) {
+            // A partition whose offsets a transaction still holds back may
+            // come back as an error of its element rather than of the call.
+            let answer =
+                self.owner.committed_offsets(list.clone(), Duration::from_secs(5)).and_then(|c| match c.elements().iter().find_map(|e| e.error().err()) {
+                    Some(e) => Err(e),
+                    None => Ok(c),
+                });
+            match answer {
                 Ok(c) => return Some(c),
                 Err(e) => {
                     if !told {
