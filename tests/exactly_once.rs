@@ -122,7 +122,6 @@ fn a_zombie_resumed_after_its_partitions_moved_commits_nothing_twice() {
 /// ownership group's assignor (the source consumer's, as a user sets it).
 fn storm(label: &str, strategy: &str) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    require_clusters!(source(), target());
     let t = unique("eos-storm");
     create_topic(&source(), &t, 6, &[]);
     let recs = sample_records(&t, 60_000);
@@ -160,12 +159,14 @@ fn jitter_ms(lo: u64, hi: u64) -> u64 {
 #[test]
 #[ignore = "needs clusters"]
 fn a_rebalance_storm_with_an_eager_assignor_copies_each_record_once() {
+    require_clusters!(source(), target());
     storm("eager, RoundRobinAssignor", "org.apache.kafka.clients.consumer.RoundRobinAssignor");
 }
 
 #[test]
 #[ignore = "needs clusters"]
 fn a_rebalance_storm_with_the_cooperative_assignor_copies_each_record_once() {
+    require_clusters!(source(), target());
     storm("cooperative, CooperativeStickyAssignor", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
 }
 
