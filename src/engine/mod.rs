@@ -223,24 +223,30 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
         let mut stamp: Option<Provenance> = None;
         for j in 0..env.shape.streams {
             let (name, cfg) = stream_config(flow, si, j, plan.flows.len() > 1);
-            let ctx = StreamContext {
-                name: name.clone(),
-                source_index: si,
-                lag_from_log_start: flow.source.get("auto.offset.reset") == Some("earliest"),
-                tracker: OffsetTracker::new(),
-                outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
-                gap_pending: Default::default(),
-                control_stopped: Default::default(),
-                paused_in_librdkafka: Default::default(),
-                unanswered_commit: Default::default(),
-                gone_topics: Default::default(),
-                shutdown: env.shutdown.clone(),
-                metrics: env.metrics.clone(),
-                cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
+            // An exactly-once flow's tasks make their own consumers: this
+            // one is made for its preflight checks only.
+            let consumer = if j == 0 || flow.exactly_once.is_none() {
+                let ctx = StreamContext {
+                    name: name.clone(),
+                    source_index: si,
+                    lag_from_log_start: flow.source.get("auto.offset.reset") == Some("earliest"),
+                    tracker: OffsetTracker::new(),
+                    outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
+                    gap_pending: Default::default(),
+                    control_stopped: Default::default(),
+                    paused_in_librdkafka: Default::default(),
+                    unanswered_commit: Default::default(),
+                    gone_topics: Default::default(),
+                    shutdown: env.shutdown.clone(),
+                    metrics: env.metrics.clone(),
+                    cluster: format!("source cluster {} ({})", flow.source.bootstrap, flow.source_origin),
+                };
+                Some(pipeline::stream::create(&cfg, ctx).map_err(cannot_create(&flow.source.path, Client::SourceConsumer))?)
+            } else {
+                None
             };
-            let consumer = pipeline::stream::create(&cfg, ctx).map_err(cannot_create(&flow.source.path, Client::SourceConsumer))?;
-            if j == 0 {
-                match preflight(flow, si, &consumer, workers, env)? {
+            if let (0, Some(consumer)) = (j, &consumer) {
+                match preflight(flow, si, consumer, workers, env)? {
                     Preflight::Go(s) => stamp = s,
                     Preflight::Stopped => return Ok(None),
                 }
@@ -257,6 +263,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 txn_specs.push((flow.name.clone(), spec));
                 continue;
             }
+            let consumer = consumer.expect("made above for every stream of an at-least-once flow");
             let spec = StreamSpec {
                 name,
                 source_index: si,

@@ -153,15 +153,8 @@ impl<C: ProducerContext + 'static> Transactional<C> {
     /// becomes visible) and the error says what that means.
     pub fn commit(&self, offsets: &TopicPartitionList, group: &ConsumerGroupMetadata, timeout: Duration) -> Result<(), TxnError> {
         self.serve_deliveries(timeout);
-        let done = self.producer.send_offsets_to_transaction(offsets, group, timeout).and_then(|()| self.producer.commit_transaction(timeout));
-        match done.map_err(classify) {
-            Ok(()) => Ok(()),
-            Err(e @ (TxnError::GroupFenced(_) | TxnError::Aborted(_))) => {
-                self.abort(timeout)?;
-                Err(e)
-            }
-            Err(e) => Err(e),
-        }
+        let sent = self.producer.send_offsets_to_transaction(offsets, group, timeout).map_err(classify);
+        self.commit_after(sent, timeout)
     }
 
     /// Commits the open transaction with `offsets` as the positions of the
@@ -176,14 +169,18 @@ impl<C: ProducerContext + 'static> Transactional<C> {
     pub fn commit_as<CC: ConsumerContext>(&self, offsets: &TopicPartitionList, member: &BaseConsumer<CC>, timeout: Duration) -> Result<(), TxnError> {
         self.serve_deliveries(timeout);
         let sent = send_offsets_as_member(self.producer.client().native_ptr(), offsets, member.client().native_ptr(), timeout);
-        let done = sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify));
-        match done {
-            Ok(()) => Ok(()),
+        self.commit_after(sent, timeout)
+    }
+
+    /// Commits once the positions are `sent`; a refusal or an abort (of
+    /// either step) aborts the transaction, and the error says which.
+    fn commit_after(&self, sent: Result<(), TxnError>, timeout: Duration) -> Result<(), TxnError> {
+        match sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify)) {
             Err(e @ (TxnError::GroupFenced(_) | TxnError::NotMember(_) | TxnError::Aborted(_))) => {
                 self.abort(timeout)?;
                 Err(e)
             }
-            Err(e) => Err(e),
+            done => done,
         }
     }
 
