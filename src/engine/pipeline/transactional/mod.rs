@@ -275,6 +275,7 @@ impl Task {
         if !self.unmapped.is_empty() {
             let waiting = std::mem::take(&mut self.unmapped);
             self.take_up(waiting);
+            self.assign_source();
         }
     }
 
@@ -284,39 +285,43 @@ impl Task {
         // Paused: anything fetched before the pause is dropped.
         let _ = self.owner.poll(wait);
         let changes = self.owner.context().take_changes();
-        let reseek = std::mem::take(&mut self.shared.lock().reseek);
-        if changes.is_empty() {
-            if reseek {
-                self.assign_source();
-            }
-            return;
-        }
-        Metrics::add(&self.spec.metrics.rebalances, 1);
-        let mut assigned = Vec::new();
-        for change in changes {
-            match change {
-                Change::Revoked(tps) => {
-                    self.unmapped.retain(|u| !tps.contains(u));
-                    info!("[{}] ownership revoked: {} partition(s)", self.spec.name, tps.len());
+        let changed = !changes.is_empty();
+        if !changes.is_empty() {
+            Metrics::add(&self.spec.metrics.rebalances, 1);
+            let mut assigned = Vec::new();
+            for change in changes {
+                match change {
+                    Change::Revoked(tps) => {
+                        self.unmapped.retain(|u| !tps.contains(u));
+                        info!("[{}] ownership revoked: {} partition(s)", self.spec.name, tps.len());
+                    }
+                    Change::Assigned(tps) => assigned.extend(tps),
                 }
-                Change::Assigned(tps) => assigned.extend(tps),
+            }
+            // Ownership changes at a transaction's edge: what is open
+            // commits now, so every owned partition starts from a committed
+            // position.
+            self.commit();
+            if !assigned.is_empty() {
+                info!("[{}] ownership assigned: {} partition(s)", self.spec.name, assigned.len());
+                self.take_up(assigned);
             }
         }
-        // Ownership changes at a transaction's edge: what is open commits
-        // now, so every owned partition starts from a committed position.
-        self.commit();
-        if assigned.is_empty() {
+        // Read last: an abort in the revoke callback or in the commit just
+        // above asks for it too, and whatever else happened (even an
+        // assignment of topics not known yet, which takes nothing up), the
+        // aborted records must be read again.
+        let reseek = std::mem::take(&mut self.shared.lock().reseek);
+        if changed || reseek {
             self.assign_source();
-        } else {
-            info!("[{}] ownership assigned: {} partition(s)", self.spec.name, assigned.len());
-            self.take_up(assigned);
         }
     }
 
     /// Takes up remote partitions this task now owns: their positions are
     /// read from the ownership group (waiting while a transaction of the
     /// previous owner is open), or the source group's where it is ahead,
-    /// else the source's `auto.offset.reset`.
+    /// else the source's `auto.offset.reset`. The caller assigns the source
+    /// consumer afterwards.
     fn take_up(&mut self, remote: Vec<(String, i32)>) {
         let mut wanted = Vec::new();
         for (topic, p) in remote {
@@ -350,27 +355,24 @@ impl Task {
         if source_list.count() > 0 {
             self.source_group_ahead(source_list);
         }
-        let mut state = self.shared.lock();
         // The source group learns where the copy stands now, not only at
         // the next commit: after a restart with nothing new to copy there
         // is none, and lag tools (and a caller waiting for the group to
         // reach the end) would see the positions of before the restart.
-        for (_, source, p) in &wanted {
+        let mut state = self.shared.lock();
+        let mut at = Vec::with_capacity(wanted.len());
+        for (remote, source, p) in &wanted {
             let next = state.owned.get(&(source.clone(), *p)).map(|o| o.next);
+            match next {
+                Some(next) => at.push(format!("{source}-{p} at {next:?}")),
+                None => at.push(format!("{remote}-{p} (revoked meanwhile)")),
+            }
             if let Some(Offset::Offset(n)) = next {
                 state.for_source_group.insert((source.clone(), *p), n);
             }
         }
-        let at: Vec<String> = wanted
-            .iter()
-            .map(|(remote, source, p)| match state.owned.get(&(source.clone(), *p)) {
-                Some(o) => format!("{source}-{p} at {:?}", o.next),
-                None => format!("{remote}-{p} (revoked meanwhile)"),
-            })
-            .collect();
         drop(state);
         crate::engine::pipeline::stream::log_names(&self.spec.name, "copying from", "partition(s)", &at);
-        self.assign_source();
     }
 
     /// Where the source group is ahead of the ownership group, or the
