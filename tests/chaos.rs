@@ -21,12 +21,6 @@ fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// A pseudo-random number in [lo, hi) from the clock (no extra crate).
-fn jitter(lo: u64, hi: u64) -> u64 {
-    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
-    lo + (n.wrapping_mul(6364136223846793005) >> 33) % (hi - lo)
-}
-
 fn mirror(group: &str, topic: &str, extra: &[&str]) -> Mirror {
     let mut opts = vec!["--offset.commit.interval.ms", "1000"];
     opts.extend_from_slice(extra);

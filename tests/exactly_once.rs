@@ -132,7 +132,7 @@ fn storm(label: &str, strategy: &str) {
     members[0].wait_for_log("ownership assigned");
     let mut changes = 0;
     for round in 0..8 {
-        thread::sleep(Duration::from_millis(jitter_ms(2000, 4000)));
+        thread::sleep(Duration::from_millis(jitter(2000, 4000)));
         if members.len() < 3 && (round % 3 != 2 || members.len() == 1) {
             members.push(Mirror::start(&args));
         } else {
@@ -149,11 +149,6 @@ fn storm(label: &str, strategy: &str) {
     }
     println!("EOS storm ({label}): {changes} joins and leaves under load; {rebalanced} ownership changes logged by the last members");
     verify(&format!("rebalance storm, {label}"), &remote, &recs);
-}
-
-fn jitter_ms(lo: u64, hi: u64) -> u64 {
-    let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
-    lo + (n.wrapping_mul(6364136223846793005) >> 33) % (hi - lo)
 }
 
 #[test]
@@ -191,7 +186,7 @@ fn mm1_mode_with_exactly_once_survives_kill_minus_nine() {
             let (c, e) = progress(&source(), &group, &t);
             c > last || (load.finished() && c == e)
         });
-        thread::sleep(Duration::from_millis(jitter_ms(100, 700)));
+        thread::sleep(Duration::from_millis(jitter(100, 700)));
         m.signal("KILL");
         m.wait();
         last = progress(&source(), &group, &t).0;

@@ -63,8 +63,17 @@ fn positions_at_end(positions: &BTreeMap<i32, i64>, ends: &[i64]) -> bool {
 /// What the target holds against what the source was given: (missing
 /// values, duplicated copies), with examples of each printed.
 fn judge(what: &str, remote: &str, produced: &[Rec]) -> (usize, usize) {
+    judge_landed(what, read_topic(&target(), remote), produced)
+}
+
+/// [`judge`] of what a read_committed consumer of the target sees.
+fn judge_committed(what: &str, remote: &str, produced: &[Rec]) -> (usize, usize) {
+    judge_landed(&format!("{what} (read_committed)"), read_topic_committed(&target(), remote), produced)
+}
+
+fn judge_landed(what: &str, landed: Vec<Landed>, produced: &[Rec]) -> (usize, usize) {
     let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
-    for l in read_topic(&target(), remote) {
+    for l in landed {
         *seen.entry(l.rec.value.unwrap_or_default()).or_default() += 1;
     }
     let missing: Vec<String> =
@@ -329,19 +338,6 @@ impl Drop for Cleanup {
             delete_topics_containing(&bootstrap, &self.0);
         }
     }
-}
-
-/// What a read_committed consumer of the target sees, judged as [`judge`]
-/// does: (missing values, duplicated copies).
-fn judge_committed(what: &str, remote: &str, produced: &[Rec]) -> (usize, usize) {
-    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
-    for l in read_topic_committed(&target(), remote) {
-        *seen.entry(l.rec.value.unwrap_or_default()).or_default() += 1;
-    }
-    let missing = produced.iter().filter_map(|r| r.value.as_ref()).filter(|v| !seen.contains_key(*v)).count();
-    let extra: usize = seen.values().filter(|n| **n > 1).map(|n| n - 1).sum();
-    println!("{what} (read_committed): {} produced, {missing} missing, {extra} duplicate copies", produced.len());
-    (missing, extra)
 }
 
 /// Issue #29's take-over both ways, with exactly-once on both sides (the

@@ -269,19 +269,26 @@ fn landed(m: &rdkafka::message::BorrowedMessage<'_>) -> Landed {
     }
 }
 
+/// A consumer that reads with `isolation`, reporting each partition's end
+/// when `eof`; in a group of its own, never committing.
+fn reader(bootstrap: &str, isolation: &str, eof: bool) -> BaseConsumer {
+    ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", unique("reader"))
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", isolation)
+        .set("enable.partition.eof", eof.to_string())
+        .create()
+        .unwrap()
+}
+
 pub fn read_topic(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let parts = partitions_of(bootstrap, topic).unwrap_or(0);
     let mut out = Vec::new();
     if parts == 0 {
         return out;
     }
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", unique("reader"))
-        .set("enable.auto.commit", "false")
-        .set("isolation.level", "read_uncommitted")
-        .create()
-        .unwrap();
+    let c = reader(bootstrap, "read_uncommitted", false);
     let mut list = TopicPartitionList::new();
     let mut remaining: HashMap<i32, i64> = HashMap::new();
     for p in 0..parts as i32 {
@@ -394,14 +401,7 @@ pub fn read_topic_committed(bootstrap: &str, topic: &str) -> Vec<Landed> {
     if parts == 0 {
         return out;
     }
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", unique("reader"))
-        .set("enable.auto.commit", "false")
-        .set("isolation.level", "read_committed")
-        .set("enable.partition.eof", "true")
-        .create()
-        .unwrap();
+    let c = reader(bootstrap, "read_committed", true);
     let mut list = TopicPartitionList::new();
     for p in 0..parts as i32 {
         list.add_partition_offset(topic, p, Offset::Beginning).unwrap();
@@ -420,6 +420,12 @@ pub fn read_topic_committed(bootstrap: &str, topic: &str) -> Vec<Landed> {
         }
     }
     out
+}
+
+/// A pseudo-random number in [lo, hi) from the clock (no extra crate).
+pub fn jitter(lo: u64, hi: u64) -> u64 {
+    let n = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    lo + (n.wrapping_mul(6364136223846793005) >> 33) % (hi - lo)
 }
 
 /// A properties file in a temporary directory.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use log::{info, warn};
 
-use super::keys::{CONFIG_PROPERTIES_EXCLUDE, GROUP_ID};
+use super::keys::{CONFIG_PROPERTIES_EXCLUDE, EXACTLY_ONCE_SUPPORT, GROUP_ID};
 use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate;
@@ -151,7 +151,7 @@ fn exactly_once(cfg: &Mm2Config, f: &Mm2Flow, source: &ClientSettings) -> Result
                     f.source
                 ),
             )
-            .with_key("exactly.once.support"));
+            .with_key(EXACTLY_ONCE_SUPPORT.name));
         }
         warn!(
             "{}: exactly-once with a source consumer reading uncommitted records (Java's default): records of transactions aborted on the source \
