@@ -34,6 +34,7 @@ use crate::engine::pipeline::provenance::Provenance;
 use crate::engine::pipeline::stream::topic_hook::TargetTopics;
 use crate::engine::pipeline::stream::{SourceConsumer, StreamContext, StreamSpec};
 use crate::engine::pipeline::throttle::Throttle;
+use crate::engine::pipeline::transactional::refused::TargetAccess;
 use crate::engine::pipeline::transactional::TxnSpec;
 use crate::engine::side_tasks::SideTasks;
 use crate::engine::start_error::{cannot_create, Client};
@@ -302,11 +303,19 @@ fn txn_spec(
     // Assigned, never a member of the source group: its offsets are
     // committed for lag tools as a group without members takes them.
     source_config.remove("group.instance.id").set("enable.auto.commit", "false").set("enable.auto.offset.store", "false");
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let access = Arc::new(TargetAccess {
+        bootstrap: flow.target.settings.bootstrap.clone(),
+        origin: flow.target.origin.clone(),
+        principal: crate::kafka::auth::principal(&workers.config),
+        transactional_id: crate::plan::ExactlyOnce::transactional_id(&flow.lease, j, std::process::id(), started),
+        group: crate::plan::ExactlyOnce::owner_group(&flow.lease),
+    });
     let mut owner = crate::kafka::admin::admin_config(&workers.config);
     let strategy = flow.source.get("partition.assignment.strategy").unwrap_or("cooperative-sticky");
     let session = flow.source.get("session.timeout.ms").unwrap_or("10000");
     owner
-        .set("group.id", format!("mirror-maker.eos.{}", flow.lease))
+        .set("group.id", &access.group)
         .set("client.id", format!("mirror-maker-eos-{}-{j}", flow.lease))
         .set("partition.assignment.strategy", strategy)
         .set("session.timeout.ms", session)
@@ -322,7 +331,6 @@ fn txn_spec(
         // for the coordinator to abort it before their next owner resumes.
         producer_config.set("transaction.timeout.ms", "10000");
     }
-    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     TxnSpec {
         name,
         source_index: si,
@@ -336,7 +344,7 @@ fn txn_spec(
         source_config,
         owner_config: owner,
         producer_config,
-        transactional_id: format!("mirror-maker-{}-{j}-{}-{started:x}", flow.lease, std::process::id()),
+        access,
         metrics: env.metrics.clone(),
         shutdown: env.shutdown.clone(),
     }

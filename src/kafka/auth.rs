@@ -3,6 +3,7 @@
 //! mirror stops with exit status 1 instead, saying which settings to check.
 
 use rdkafka::error::RDKafkaErrorCode;
+use rdkafka::ClientConfig;
 
 fn tls_alert(reason: &str) -> bool {
     let r = reason.to_ascii_lowercase();
@@ -43,9 +44,58 @@ pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str)
     ))
 }
 
+/// The principal a broker's default principal builder makes of a client
+/// of `config`, when the settings alone tell: `User:ANONYMOUS` over
+/// PLAINTEXT and over TLS without a client certificate,
+/// `User:<sasl.username>` with SASL PLAIN or SCRAM. None when it comes
+/// from outside the settings: a client certificate's subject, a Kerberos
+/// or OAuth identity, as the broker's mapping rules make them.
+pub fn principal(config: &ClientConfig) -> Option<String> {
+    const ANONYMOUS: &str = "User:ANONYMOUS";
+    let protocol = config.get("security.protocol").unwrap_or("plaintext").to_ascii_lowercase();
+    match protocol.as_str() {
+        "plaintext" => Some(ANONYMOUS.into()),
+        "ssl" => {
+            let certificate = ["ssl.certificate.location", "ssl.certificate.pem", "ssl.keystore.location"].iter().any(|k| config.get(k).is_some());
+            (!certificate).then(|| ANONYMOUS.into())
+        }
+        "sasl_plaintext" | "sasl_ssl" => {
+            let mechanism = config.get("sasl.mechanisms").or(config.get("sasl.mechanism")).unwrap_or("GSSAPI").to_ascii_uppercase();
+            match mechanism.as_str() {
+                "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512" => config.get("sasl.username").map(|u| format!("User:{u}")),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_principal_is_named_when_the_settings_tell_it() {
+        let of = |pairs: &[(&str, &str)]| {
+            let mut c = ClientConfig::new();
+            for (k, v) in pairs {
+                c.set(*k, *v);
+            }
+            principal(&c)
+        };
+        assert_eq!(of(&[]), Some("User:ANONYMOUS".into()));
+        assert_eq!(of(&[("security.protocol", "SSL")]), Some("User:ANONYMOUS".into()), "TLS without a client certificate");
+        assert_eq!(of(&[("security.protocol", "ssl"), ("ssl.keystore.location", "/k.p12")]), None, "the certificate's subject, as the broker maps it");
+        assert_eq!(of(&[("security.protocol", "ssl"), ("ssl.certificate.location", "/c.pem")]), None);
+        let sasl = |mechanism: &str| of(&[("security.protocol", "SASL_SSL"), ("sasl.mechanisms", mechanism), ("sasl.username", "alice")]);
+        assert_eq!(sasl("PLAIN"), Some("User:alice".into()));
+        assert_eq!(sasl("scram-sha-512"), Some("User:alice".into()));
+        assert_eq!(sasl("SCRAM-SHA-256"), Some("User:alice".into()));
+        assert_eq!(sasl("GSSAPI"), None, "Kerberos: the broker's mapping rules name it");
+        assert_eq!(sasl("OAUTHBEARER"), None);
+        assert_eq!(of(&[("security.protocol", "sasl_plaintext"), ("sasl.username", "bob")]), None, "GSSAPI is librdkafka's default mechanism");
+        assert_eq!(of(&[("security.protocol", "sasl_plaintext"), ("sasl.mechanism", "PLAIN")]), None, "no user name");
+    }
 
     #[test]
     fn auth_errors_are_recognised() {

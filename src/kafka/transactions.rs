@@ -51,8 +51,44 @@ pub enum TxnError {
     /// Not answered in time: the same call is to be made again, and its
     /// outcome is known only then.
     TimedOut(KafkaError),
+    /// The target refused what only its operator can give (an ACL, or
+    /// transactions at all): asking again changes nothing. A transaction
+    /// was aborted.
+    Refused(Refusal, KafkaError),
     /// The producer cannot go on (a fatal error other than fencing).
     Fatal(KafkaError),
+}
+
+/// What the target refused a transactional producer for good, by the
+/// error's code: an ACL of its authorizer, or transactions at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// WRITE (or DESCRIBE, to find its coordinator) on the `transactional.id`.
+    TransactionalId,
+    /// READ on the group whose offsets the transaction commits.
+    Group,
+    /// On a topic of the transaction: WRITE for its records, READ for the
+    /// positions committed as the group's offsets.
+    Topic,
+    /// IDEMPOTENT_WRITE on the cluster (brokers before 2.8 ask every
+    /// idempotent producer for it).
+    Cluster,
+    /// The broker has no transactions (before 0.11: librdkafka's
+    /// `_UNSUPPORTED_FEATURE`), or not the request versions asked
+    /// (`UNSUPPORTED_VERSION`).
+    Unsupported,
+}
+
+/// The refusal an error code stands for, if it is one.
+pub fn refusal(code: RDKafkaErrorCode) -> Option<Refusal> {
+    match code {
+        RDKafkaErrorCode::TransactionalIdAuthorizationFailed => Some(Refusal::TransactionalId),
+        RDKafkaErrorCode::GroupAuthorizationFailed => Some(Refusal::Group),
+        RDKafkaErrorCode::TopicAuthorizationFailed => Some(Refusal::Topic),
+        RDKafkaErrorCode::ClusterAuthorizationFailed => Some(Refusal::Cluster),
+        RDKafkaErrorCode::UnsupportedFeature | RDKafkaErrorCode::UnsupportedVersion => Some(Refusal::Unsupported),
+        _ => None,
+    }
 }
 
 impl fmt::Display for TxnError {
@@ -65,6 +101,7 @@ impl fmt::Display for TxnError {
             TxnError::NotMember(why) => write!(f, "positions not sent: {why}; the transaction is aborted"),
             TxnError::Aborted(e) => write!(f, "the transaction was aborted ({e}); its records are sent again"),
             TxnError::TimedOut(e) => write!(f, "not answered in time ({e}); asked again"),
+            TxnError::Refused(r, e) => write!(f, "refused ({r:?}): {e}"),
             TxnError::Fatal(e) => write!(f, "the transactional producer cannot go on: {e}"),
         }
     }
@@ -85,21 +122,25 @@ enum Meaning {
     GroupFenced,
     Aborted,
     TimedOut,
+    Refused(Refusal),
     Fatal,
 }
 
 /// Sorts a failure by what it means, from its code and librdkafka's own
 /// classification (fatal, needs an abort, retriable).
 fn meaning(code: Option<RDKafkaErrorCode>, fatal: bool, abort: bool, retriable: bool) -> Meaning {
-    match code {
+    match (code, code.and_then(refusal)) {
         // `Fenced` is librdkafka's own (-144) for a producer the broker
         // fenced earlier: the real test saw it rather than ProducerFenced.
-        Some(RDKafkaErrorCode::Fenced | RDKafkaErrorCode::ProducerFenced | RDKafkaErrorCode::InvalidProducerEpoch) => Meaning::Fenced,
-        Some(c) if group_fenced(c) => Meaning::GroupFenced,
+        (Some(RDKafkaErrorCode::Fenced | RDKafkaErrorCode::ProducerFenced | RDKafkaErrorCode::InvalidProducerEpoch), _) => Meaning::Fenced,
+        (Some(c), _) if group_fenced(c) => Meaning::GroupFenced,
+        // Before librdkafka's flags: a refusal it calls fatal, abortable
+        // or retriable is the same refusal at every try.
+        (_, Some(r)) => Meaning::Refused(r),
         _ if fatal => Meaning::Fatal,
         _ if abort => Meaning::Aborted,
         _ if retriable => Meaning::TimedOut,
-        Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::MessageTimedOut) => Meaning::TimedOut,
+        (Some(RDKafkaErrorCode::OperationTimedOut | RDKafkaErrorCode::MessageTimedOut), _) => Meaning::TimedOut,
         _ => Meaning::Fatal,
     }
 }
@@ -118,6 +159,7 @@ fn wrap(m: Meaning, e: KafkaError) -> TxnError {
         Meaning::GroupFenced => TxnError::GroupFenced(e),
         Meaning::Aborted => TxnError::Aborted(e),
         Meaning::TimedOut => TxnError::TimedOut(e),
+        Meaning::Refused(r) => TxnError::Refused(r, e),
         Meaning::Fatal => TxnError::Fatal(e),
     }
 }
@@ -178,6 +220,13 @@ impl<C: ProducerContext + 'static> Transactional<C> {
         match sent.and_then(|()| self.producer.commit_transaction(timeout).map_err(classify)) {
             Err(e @ (TxnError::GroupFenced(_) | TxnError::NotMember(_) | TxnError::Aborted(_))) => {
                 self.abort(timeout)?;
+                Err(e)
+            }
+            Err(e @ TxnError::Refused(..)) => {
+                // Aborted where it can be (a refusal librdkafka made fatal
+                // cannot be, and commits nothing either): the refusal is
+                // what the caller must hear of.
+                let _ = self.abort(timeout);
                 Err(e)
             }
             done => done,
@@ -289,6 +338,34 @@ mod tests {
         assert_eq!(meaning(Some(C::OperationTimedOut), false, false, false), Meaning::TimedOut);
         assert_eq!(meaning(Some(C::InvalidConfig), false, false, false), Meaning::Fatal);
         assert_eq!(meaning(None, false, false, false), Meaning::Fatal);
+    }
+
+    #[test]
+    fn refusals_are_told_apart_from_failures_asking_again_could_mend() {
+        // As librdkafka flags them: init_transactions' and EndTxn's are
+        // fatal, AddOffsetsToTxn's and TxnOffsetCommit's abortable.
+        assert_eq!(meaning(Some(C::TransactionalIdAuthorizationFailed), true, false, false), Meaning::Refused(Refusal::TransactionalId));
+        assert_eq!(meaning(Some(C::GroupAuthorizationFailed), false, true, false), Meaning::Refused(Refusal::Group));
+        assert_eq!(meaning(Some(C::TopicAuthorizationFailed), false, true, false), Meaning::Refused(Refusal::Topic));
+        assert_eq!(meaning(Some(C::ClusterAuthorizationFailed), true, false, false), Meaning::Refused(Refusal::Cluster));
+        // A target too old for transactions: librdkafka finds no broker
+        // with InitProducerId (Kafka before 0.11), or a broker refuses the
+        // version of a request.
+        assert_eq!(meaning(Some(C::UnsupportedFeature), true, false, false), Meaning::Refused(Refusal::Unsupported));
+        assert_eq!(meaning(Some(C::UnsupportedVersion), false, false, false), Meaning::Refused(Refusal::Unsupported));
+        assert_eq!(meaning(Some(C::UnsupportedVersion), false, false, true), Meaning::Refused(Refusal::Unsupported), "even if called retriable");
+        // Fencing still wins: it is no refusal but another owner.
+        assert_eq!(meaning(Some(C::ProducerFenced), true, false, false), Meaning::Fenced);
+        assert_eq!(refusal(C::SaslAuthenticationFailed), None, "credentials are kafka::auth's");
+        assert_eq!(refusal(C::CoordinatorNotAvailable), None);
+    }
+
+    #[test]
+    fn a_refusal_keeps_librdkafkas_error() {
+        let e = wrap(meaning(Some(C::UnsupportedFeature), true, false, false), KafkaError::Global(C::UnsupportedFeature));
+        assert!(matches!(e, TxnError::Refused(Refusal::Unsupported, KafkaError::Global(C::UnsupportedFeature))), "{e:?}");
+        let e = classify(KafkaError::Global(C::TransactionalIdAuthorizationFailed));
+        assert!(matches!(e, TxnError::Refused(Refusal::TransactionalId, _)), "{e:?}");
     }
 
     #[test]

@@ -84,6 +84,27 @@ pub struct ExactlyOnce {
     pub interval: std::time::Duration,
 }
 
+impl ExactlyOnce {
+    /// What every exactly-once task's `transactional.id` begins with: the
+    /// prefix a target's operator grants WRITE and DESCRIBE on.
+    pub const TRANSACTIONAL_ID_PREFIX: &'static str = "mirror-maker-";
+    /// What every ownership group's name begins with: the prefix a
+    /// target's operator grants READ on.
+    pub const OWNER_GROUP_PREFIX: &'static str = "mirror-maker.eos.";
+
+    /// The `transactional.id` of task `task` of the flow with lease
+    /// `lease`, in the process `pid` started at `started` (ns since the
+    /// epoch): unique per process, so two nodes never fence each other.
+    pub fn transactional_id(lease: &str, task: usize, pid: u32, started: u128) -> String {
+        format!("{}{lease}-{task}-{pid}-{started:x}", Self::TRANSACTIONAL_ID_PREFIX)
+    }
+
+    /// The ownership group on the target of the flow with lease `lease`.
+    pub fn owner_group(lease: &str) -> String {
+        format!("{}{lease}", Self::OWNER_GROUP_PREFIX)
+    }
+}
+
 /// The first element of a source position's key is the connector's name;
 /// in dedicated mode Java names the source connector after its class's
 /// simple name. A Connect worker's connector has the name it was PUT under.
@@ -292,5 +313,15 @@ mod tests {
         let groups: Vec<(String, Vec<&str>)> =
             plan.by_target().iter().map(|(t, fs)| (t.origin.clone(), fs.iter().map(|f| f.name.as_str()).collect())).collect();
         assert_eq!(groups, vec![("t1".to_string(), vec!["a", "c"]), ("t2".to_string(), vec!["b"])]);
+    }
+
+    #[test]
+    fn exactly_once_names_begin_with_the_prefixes_acls_grant() {
+        let id = ExactlyOnce::transactional_id("A->B", 2, 42, 0xabc);
+        assert_eq!(id, "mirror-maker-A->B-2-42-abc");
+        assert!(id.starts_with(ExactlyOnce::TRANSACTIONAL_ID_PREFIX));
+        let group = ExactlyOnce::owner_group("A->B");
+        assert_eq!(group, "mirror-maker.eos.A->B");
+        assert!(group.starts_with(ExactlyOnce::OWNER_GROUP_PREFIX));
     }
 }

@@ -11,7 +11,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 
 use super::plan;
 use crate::ops::shutdown::ExitStatus;
-use crate::plan::{Flow, Ops, Plan};
+use crate::plan::{ExactlyOnce, Flow, Ops, Plan};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -67,13 +67,13 @@ fn delivery(flow: &Flow) -> String {
     match flow.exactly_once {
         Some(eos) => format!(
             "delivery: exactly once: records and positions in one transaction on the target, committed {}; positions kept as the offsets of group \
-             mirror-maker.eos.{} on the target (also committed to {group} on the source, for lag tools); read the target with isolation.level=read_committed",
+             {} on the target (also committed to {group} on the source, for lag tools); read the target with isolation.level=read_committed",
             if eos.interval.is_zero() {
                 "after each batch read (transaction.boundary=poll)".to_string()
             } else {
                 format!("every {} ms", eos.interval.as_millis())
             },
-            flow.lease
+            ExactlyOnce::owner_group(&flow.lease)
         ),
         None => format!("delivery: at least once; positions committed to group {group} on the source after the target acknowledged"),
     }

@@ -33,6 +33,7 @@
 //!   offset-syncs, from committed positions only.
 
 pub mod owner;
+pub mod refused;
 pub mod state;
 
 use std::sync::{Arc, Mutex};
@@ -54,7 +55,8 @@ use crate::ops::shutdown::{ExitStatus, Shutdown};
 use crate::plan::filter::TopicFilter;
 use crate::plan::handler::Handler;
 use owner::{Change, OwnerConsumer, OwnerContext};
-use state::{Ended, Owned, Shared, TxnDeliveries, TxnState, CALL_TIMEOUT};
+use refused::{Refused, TargetAccess};
+use state::{Owned, Shared, Stop, TxnDeliveries, TxnState, CALL_TIMEOUT};
 
 /// Records taken from the source per turn of the loop.
 const BATCH: usize = 500;
@@ -86,7 +88,9 @@ pub struct TxnSpec {
     pub owner_config: ClientConfig,
     /// The target producer's settings, `transactional.id` set here.
     pub producer_config: ClientConfig,
-    pub transactional_id: String,
+    /// The target, the principal there, the `transactional.id` and the
+    /// ownership group (`group.id` of `owner_config`).
+    pub access: Arc<TargetAccess>,
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<Shutdown>,
 }
@@ -114,6 +118,9 @@ struct Task {
 #[derive(Debug)]
 pub enum TaskError {
     Client(&'static str, rdkafka::error::KafkaError),
+    /// The target refused an ACL the transactional producer needs, or
+    /// transactions at all.
+    Refused(Refused),
     Txn(TxnError),
 }
 
@@ -121,28 +128,35 @@ impl std::fmt::Display for TaskError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TaskError::Client(what, e) => write!(f, "cannot create the {what}: {e}"),
-            TaskError::Txn(e) => write!(
-                f,
-                "the target refused to start a transactional producer: {e} (exactly-once needs Kafka 2.5 or later and, with ACLs, WRITE and DESCRIBE on \
-                 the TransactionalId and IDEMPOTENT_WRITE on the cluster)"
-            ),
+            TaskError::Refused(r) => write!(f, "{r}"),
+            TaskError::Txn(e) => write!(f, "cannot start a transactional producer on the target: {e}"),
         }
     }
 }
 
 impl std::error::Error for TaskError {}
 
+/// A transactional producer of `spec`'s, registered with its coordinator;
+/// a refusal names what to grant.
+fn transactional(spec: &TxnSpec) -> Result<Transactional<TxnDeliveries>, TaskError> {
+    Transactional::new(&spec.producer_config, &spec.access.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT).map_err(|e| match e {
+        TxnError::Refused(r, e) => TaskError::Refused(Refused::new(&spec.access, spec.access.denied(r, Vec::new()), e)),
+        e => TaskError::Txn(e),
+    })
+}
+
 /// Makes a task's clients (the producer registers its transactional id)
 /// and starts its thread.
 pub fn spawn(spec: TxnSpec) -> Result<thread::JoinHandle<()>, TaskError> {
     let source: BaseConsumer<DefaultConsumerContext> = spec.source_config.create().map_err(|e| TaskError::Client("source consumer", e))?;
-    let txn = Transactional::new(&spec.producer_config, &spec.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT).map_err(TaskError::Txn)?;
+    let txn = transactional(&spec)?;
     let state = TxnState { txn, open: None, owned: FxHashMap::default(), for_source_group: FxHashMap::default(), reseek: false, fenced: false, fatal: None };
     let shared = Arc::new(Shared {
         name: spec.name.clone(),
         provenance: spec.provenance.clone(),
         handler: spec.handler.clone(),
         metrics: spec.metrics.clone(),
+        access: spec.access.clone(),
         state: Mutex::new(state),
     });
     let owner: OwnerConsumer =
@@ -165,7 +179,7 @@ pub fn spawn(spec: TxnSpec) -> Result<thread::JoinHandle<()>, TaskError> {
 
 impl Task {
     fn run(mut self) {
-        info!("[{}] exactly-once task started (transactional.id {})", self.spec.name, self.spec.transactional_id);
+        info!("[{}] exactly-once task started (transactional.id {})", self.spec.name, self.spec.access.transactional_id);
         while !self.spec.shutdown.stopping() {
             let settled = self.spec.topic_sync.generation() != self.settled;
             if settled || self.last_refresh.is_none_or(|t| t.elapsed() >= self.spec.refresh_interval) {
@@ -201,21 +215,30 @@ impl Task {
     }
 
     /// False (and the mirror stops) when a transaction ended in a way the
-    /// task cannot go on from.
+    /// task cannot go on from, or the target refused it what only its
+    /// operator can give (exit status 1, as at start: a configuration).
     fn check_fatal(&self) -> bool {
-        match self.shared.lock().fatal.take() {
-            Some(why) => {
-                self.spec.shutdown.fail(ExitStatus::Failure, why);
+        let stop = self.shared.lock().fatal.take();
+        match stop {
+            Some(stop) => {
+                self.stop_for(stop);
                 false
             }
             None => true,
         }
     }
 
+    fn stop_for(&self, stop: Stop) {
+        match stop {
+            Stop::Failed(why) => self.spec.shutdown.fail(ExitStatus::Failure, why),
+            Stop::Refused(r) => self.spec.shutdown.fail(ExitStatus::Config, format!("[{}] exactly-once: {r}", self.spec.name)),
+        }
+    }
+
     /// Replaces a fenced producer with a new one of the same
     /// `transactional.id`; false (and the mirror stops) if none can be made.
     fn new_producer(&mut self) -> bool {
-        match Transactional::new(&self.spec.producer_config, &self.spec.transactional_id, TxnDeliveries::default(), CALL_TIMEOUT) {
+        match transactional(&self.spec) {
             Ok(txn) => {
                 let mut state = self.shared.lock();
                 state.txn = txn;
@@ -225,6 +248,10 @@ impl Task {
                 info!("[{}] a new transactional producer replaces the fenced one", self.spec.name);
                 self.assign_source();
                 true
+            }
+            Err(TaskError::Refused(r)) => {
+                self.stop_for(Stop::Refused(r));
+                false
             }
             Err(e) => {
                 self.spec.shutdown.fail(ExitStatus::Failure, format!("[{}] exactly-once: no new transactional producer after a fencing: {e}", self.spec.name));
@@ -237,8 +264,8 @@ impl Task {
     /// every partition in it is still this member's).
     fn commit(&mut self) {
         let mut state = self.shared.lock();
-        if let Ended::Fatal(why) = self.shared.end_open(&mut state, &self.owner) {
-            state.fatal = Some(why);
+        if let Some(stop) = self.shared.end_open(&mut state, &self.owner).stop() {
+            state.fatal = Some(stop);
         }
     }
 
@@ -283,7 +310,7 @@ impl Task {
     /// transaction there) and acts on what changed.
     fn serve_owner(&mut self, wait: Duration) {
         // Paused: anything fetched before the pause is dropped.
-        let _ = self.owner.poll(wait);
+        self.poll_owner(wait);
         let changes = self.owner.context().take_changes();
         let changed = !changes.is_empty();
         if !changes.is_empty() {
@@ -404,7 +431,7 @@ impl Task {
     }
 
     /// The ownership group's offsets of `list`, once no open transaction
-    /// holds them back; None when asked to stop meanwhile.
+    /// holds them back; None when asked to stop meanwhile, or refused.
     fn settled_positions(&self, list: &TopicPartitionList) -> Option<TopicPartitionList> {
         let mut told = false;
         loop {
@@ -417,6 +444,8 @@ impl Task {
                 });
             match answer {
                 Ok(c) => return Some(c),
+                // The group refused: no waiting mends that.
+                Err(e) if self.owner.context().refused(&e) => return None,
                 Err(e) => {
                     if !told {
                         info!(
@@ -430,8 +459,21 @@ impl Task {
                     if self.spec.shutdown.stopping() {
                         return None;
                     }
-                    let _ = self.owner.poll(Duration::from_millis(100));
+                    self.poll_owner(Duration::from_millis(100));
+                    if self.shared.lock().fatal.is_some() {
+                        return None;
+                    }
                 }
+            }
+        }
+    }
+
+    /// Polls the ownership group's consumer (its callbacks are served
+    /// here); a refusal of the group is recorded for the task to stop on.
+    fn poll_owner(&self, wait: Duration) {
+        if let Some(Err(e)) = self.owner.poll(wait) {
+            if !self.owner.context().refused(&e) {
+                debug!("[{}] ownership group's consumer: {e}", self.spec.name);
             }
         }
     }
@@ -468,7 +510,7 @@ impl Task {
             };
             wait = Duration::ZERO;
             if let Err(e) = shared.send(&mut state, &msg) {
-                state.fatal = Some(format!("[{}] exactly-once: cannot begin a transaction: {e}", self.spec.name));
+                state.fatal = Some(Stop::Failed(format!("[{}] exactly-once: cannot begin a transaction: {e}", self.spec.name)));
                 return true;
             }
         }
@@ -498,9 +540,14 @@ impl Task {
 
     fn finish(mut self) {
         self.commit();
-        if let Some(why) = self.shared.lock().fatal.take() {
-            warn!("{why}");
-            self.spec.shutdown.drain_timed_out();
+        let stop = self.shared.lock().fatal.take();
+        match stop {
+            Some(Stop::Failed(why)) => {
+                warn!("{why}");
+                self.spec.shutdown.drain_timed_out();
+            }
+            Some(refused @ Stop::Refused(_)) => self.stop_for(refused),
+            None => {}
         }
         self.tell_source_group(true);
         self.owner.unsubscribe();

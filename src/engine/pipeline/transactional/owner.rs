@@ -27,11 +27,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use log::warn;
+use log::{error, warn};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::{ClientContext, TopicPartitionList};
 
-use super::state::{Ended, Shared};
+use super::refused::{Denied, Refused};
+use super::state::{Shared, Stop};
 
 /// A change of ownership, as the callbacks saw it (remote topic, partition).
 #[derive(Debug)]
@@ -60,9 +62,30 @@ impl OwnerContext {
     fn record(&self, change: Change) {
         self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(change);
     }
+
+    /// Whether `e`, met by the ownership group's consumer, is the target
+    /// refusing READ on the group (librdkafka would ask again forever);
+    /// if so the task is told to stop with what to grant.
+    pub fn refused(&self, e: &KafkaError) -> bool {
+        if e.rdkafka_error_code() != Some(RDKafkaErrorCode::GroupAuthorizationFailed) {
+            return false;
+        }
+        let access = &self.shared.access;
+        self.shared.lock().fatal = Some(Stop::Refused(Refused::new(access, Denied::Group(access.group.clone()), e)));
+        true
+    }
 }
 
-impl ClientContext for OwnerContext {}
+impl ClientContext for OwnerContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        // The coordinator's refusal arrives here as soon as the consumer
+        // is made (before it subscribes): librdkafka looks the group's
+        // coordinator up at once.
+        if !self.refused(&error) {
+            error!("librdkafka: {error}: {reason}");
+        }
+    }
+}
 
 pub fn elements(tpl: &TopicPartitionList) -> Vec<(String, i32)> {
     tpl.elements().iter().map(|e| (e.topic().to_string(), e.partition())).collect()
@@ -77,8 +100,8 @@ impl ConsumerContext for OwnerContext {
                 // Before the partitions go: what is open commits as this
                 // member (or is refused and aborted when the membership
                 // is already lost).
-                if let Ended::Fatal(why) = self.shared.end_open(&mut state, consumer) {
-                    state.fatal = Some(why);
+                if let Some(stop) = self.shared.end_open(&mut state, consumer).stop() {
+                    state.fatal = Some(stop);
                 }
                 state.owned.retain(|(_, p), o| !revoked.iter().any(|(t, rp)| **t == *o.remote && rp == p));
                 drop(state);

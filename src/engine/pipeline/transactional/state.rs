@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use log::{debug, warn};
+use log::{debug, error, warn};
 use rdkafka::consumer::{BaseConsumer, ConsumerContext};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
 use rdkafka::producer::{BaseRecord, Producer, ProducerContext};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -27,9 +28,11 @@ use rdkafka::ClientContext;
 use crate::engine::pipeline::ack_hooks::AckHook;
 use crate::engine::pipeline::provenance::Provenance;
 use crate::fxhash::FxHashMap;
-use crate::kafka::transactions::{Transactional, TxnError};
+use crate::kafka::transactions::{refusal, Refusal, Transactional, TxnError};
 use crate::ops::metrics::Metrics;
 use crate::plan::handler::Handler;
+
+use super::refused::{Denied, Refused, TargetAccess};
 
 /// How long a transactional call may take before it counts as unanswered.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -42,9 +45,20 @@ pub type Tp = (Arc<str>, i32);
 pub struct TxnDeliveries {
     last: Mutex<FxHashMap<String, Vec<i64>>>,
     failed: AtomicBool,
+    /// The code of the open transaction's first refused record.
+    first_failure: Mutex<Option<RDKafkaErrorCode>>,
 }
 
-impl ClientContext for TxnDeliveries {}
+impl ClientContext for TxnDeliveries {
+    fn error(&self, error: KafkaError, reason: &str) {
+        // A refusal (an ACL, a broker too old) comes back from the call
+        // that met it, and the task says it with what to grant.
+        match error.rdkafka_error_code().and_then(refusal) {
+            Some(_) => debug!("librdkafka: {error}: {reason}"),
+            None => error!("librdkafka: {error}: {reason}"),
+        }
+    }
+}
 
 impl ProducerContext for TxnDeliveries {
     type DeliveryOpaque = ();
@@ -65,7 +79,7 @@ impl ProducerContext for TxnDeliveries {
             }
             Err((e, _)) => {
                 debug!("a record of the open transaction was refused: {e}");
-                self.failed.store(true, Ordering::Relaxed);
+                self.fail(e);
             }
         }
     }
@@ -75,6 +89,21 @@ impl TxnDeliveries {
     fn reset(&self) {
         self.last.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.failed.store(false, Ordering::Relaxed);
+        *self.first_failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// A record of the open transaction failed with `e`: the transaction
+    /// is to be aborted.
+    fn fail(&self, e: &KafkaError) {
+        self.failed.store(true, Ordering::Relaxed);
+        self.first_failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e.rdkafka_error_code().unwrap_or(RDKafkaErrorCode::Fail));
+    }
+
+    /// The refusal behind the open transaction's first failed record, if
+    /// that is what failed it.
+    fn refused(&self) -> Option<(Refusal, RDKafkaErrorCode)> {
+        let code = (*self.first_failure.lock().unwrap_or_else(|e| e.into_inner()))?;
+        refusal(code).map(|r| (r, code))
     }
 
     fn last(&self, topic: &str, partition: i32) -> Option<i64> {
@@ -110,6 +139,28 @@ pub enum Ended {
     Aborted,
     /// The producer cannot go on.
     Fatal(String),
+    /// The target refused what only its operator can give (the
+    /// transaction was aborted).
+    Refused(Refused),
+}
+
+impl Ended {
+    /// Why the task must stop after this end, if it must.
+    pub fn stop(self) -> Option<Stop> {
+        match self {
+            Ended::Committed | Ended::Aborted => None,
+            Ended::Fatal(why) => Some(Stop::Failed(why)),
+            Ended::Refused(r) => Some(Stop::Refused(r)),
+        }
+    }
+}
+
+/// Why a task stops before it is asked to.
+pub enum Stop {
+    /// A transaction ended in a way the task cannot go on from.
+    Failed(String),
+    /// The target refused what only its operator can give.
+    Refused(Refused),
 }
 
 pub struct TxnState {
@@ -127,8 +178,9 @@ pub struct TxnState {
     /// mid-transaction): the task makes a new one before it goes on.
     pub fenced: bool,
     /// Why the task must stop, when a transaction ended in a way it
-    /// cannot go on from (set where the task cannot act, in a callback).
-    pub fatal: Option<String>,
+    /// cannot go on from or the target refused it (set where the task
+    /// cannot act, in a callback).
+    pub fatal: Option<Stop>,
 }
 
 /// The state and what ending a transaction needs besides it.
@@ -139,6 +191,8 @@ pub struct Shared {
     pub provenance: Option<Provenance>,
     pub handler: Arc<Handler>,
     pub metrics: Arc<Metrics>,
+    /// What a refusal's message names.
+    pub access: Arc<TargetAccess>,
     pub state: Mutex<TxnState>,
 }
 
@@ -158,8 +212,20 @@ impl Shared {
                 let _ = positions.add_partition_offset(&o.remote, tp.1, Offset::Offset(last + 1));
             }
         }
-        let result = if state.txn.producer().context().failed.load(Ordering::Relaxed) {
-            state.txn.abort(CALL_TIMEOUT).and(Err(TxnError::Aborted(rdkafka::error::KafkaError::Global(RDKafkaErrorCode::InvalidRecord))))
+        let mut remotes: Vec<String> = positions.elements().iter().map(|e| e.topic().to_string()).collect();
+        remotes.sort();
+        remotes.dedup();
+        let deliveries = state.txn.producer().context();
+        let result = if deliveries.failed.load(Ordering::Relaxed) {
+            if let Some((r, code)) = deliveries.refused() {
+                let _ = state.txn.abort(CALL_TIMEOUT);
+                let denied = match r {
+                    Refusal::Topic => Denied::TopicWrite(remotes),
+                    r => self.access.denied(r, remotes),
+                };
+                return Ended::Refused(Refused::new(&self.access, denied, KafkaError::Global(code)));
+            }
+            state.txn.abort(CALL_TIMEOUT).and(Err(TxnError::Aborted(KafkaError::Global(RDKafkaErrorCode::InvalidRecord))))
         } else {
             state.txn.commit_as(&positions, member, CALL_TIMEOUT)
         };
@@ -184,6 +250,7 @@ impl Shared {
                 state.fenced = true;
                 Ended::Aborted
             }
+            Err(TxnError::Refused(r, e)) => Ended::Refused(Refused::new(&self.access, self.access.denied(r, remotes), e)),
             Err(e) => Ended::Fatal(format!(
                 "[{}] exactly-once: {e}; the open transaction's records are not committed and are copied again at the next start",
                 self.name
@@ -264,7 +331,7 @@ impl Shared {
                     // Refused before it left: the whole transaction is
                     // aborted at its end and read again.
                     warn!("[{}] a record of {} could not be sent: {e}", self.name, tp.0);
-                    state.txn.producer().context().failed.store(true, Ordering::Relaxed);
+                    state.txn.producer().context().fail(&e);
                     break;
                 }
             }
