@@ -199,3 +199,39 @@ fn mm1_mode_with_exactly_once_survives_kill_minus_nine() {
     assert_eq!(m.stop(), 0, "{}", m.output());
     verify("MM1 --exactly.once, kill -9 x3 under load", &t, &recs);
 }
+
+/// A record the target refuses for good (larger than the target topic's
+/// `max.message.bytes`) cannot be skipped inside a transaction: after a
+/// few transactions aborted on it the mirror stops with status 255 naming
+/// the record's partition and the fix, as `--abort.on.send.failure true`
+/// does, instead of reading it again forever; what was committed before
+/// it stays, once, and nothing after it is committed.
+#[test]
+#[ignore = "needs clusters"]
+fn a_record_the_target_refuses_for_good_stops_the_mirror() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    require_clusters!(source(), target());
+    let t = unique("eos-refused");
+    create_topic(&source(), &t, 1, &[]);
+    // Room for a batch of the small records, not for the large one.
+    create_topic(&target(), &t, 1, &[("max.message.bytes", "100000")]);
+    let recs = sample_records(&t, 300);
+    let (before, after) = recs.split_at(200);
+    produce(&source(), &t, before);
+    let group = unique("eos-refused");
+    let mut m = Mirror::start(&mirror_args(&source(), &group, &target(), &t, &["--exactly.once", "true"]));
+    wait_until("the records before the large one visible read_committed", || read_topic_committed(&target(), &t).len() == before.len());
+    let big = Rec { key: Some(b"big".to_vec()), value: Some(vec![b'x'; 300_000]), headers: Vec::new(), timestamp: None };
+    produce(&source(), &t, &[big]);
+    produce(&source(), &t, after);
+    wait_until("the mirror stops on the refused record", || !m.alive());
+    let code = m.wait();
+    let out = m.output();
+    assert_eq!(code, 255, "exit status after a record refused for good (a runtime failure, as --abort.on.send.failure's):\n{out}");
+    let said = format!("the target refused a record for {t}-0 in 3 transactions in a row");
+    assert!(out.contains(&said) && out.contains("max.message.bytes"), "the mirror names the partition and the limit:\n{out}");
+    let landed = read_topic_committed(&target(), &t);
+    let dups = assert_same_records(&t, before, &landed);
+    assert_eq!((landed.len(), dups), (before.len(), 0), "only the records before the refused one, once each");
+    println!("EOS refused record: exit 255 after 3 aborted transactions; {} records before it read_committed once, none after", landed.len());
+}

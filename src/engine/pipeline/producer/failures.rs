@@ -178,17 +178,7 @@ impl DeliveryContext {
     /// A record the target will never take: abort or skip, as configured.
     fn permanent_failure(&self, ack: &AckHandle, offset: i64, stats: &TopicMetrics, target_topic: &str, size: usize, err: &KafkaError) {
         let (topic, partition) = (&ack.tp.0, ack.tp.1);
-        let hint = match err.rdkafka_error_code() {
-            Some(RDKafkaErrorCode::MessageSizeTooLarge) => {
-                " (the record, or the batch it was sent in, is larger than the target topic's max.message.bytes or the producer's \
-                 message.max.bytes/max.request.size; raise the limit on the target topic, or lower batch.size in the producer file)"
-            }
-            Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (the producer's principal may not write to this topic; grant WRITE on it)",
-            Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
-                " (the topic does not exist on the target and the broker does not create topics; create it first)"
-            }
-            _ => "",
-        };
+        let hint = refusal_hint(err.rdkafka_error_code());
         let what = format!("Error when sending message to topic {target_topic} ({size} bytes) from source {topic}-{partition} at offset {offset}: {err}{hint}");
         if self.abort_on_send_failure {
             ack.failed_at(offset);
@@ -207,6 +197,23 @@ impl DeliveryContext {
             Metrics::add(&stats.dropped, 1);
             ack.done_at(offset);
         }
+    }
+}
+
+/// What to do about a record the target refused with `code`, as a
+/// parenthesised sentence to append to the error ("" when there is no
+/// more to say); the exactly-once tasks say the same.
+pub(crate) fn refusal_hint(code: Option<RDKafkaErrorCode>) -> &'static str {
+    match code {
+        Some(RDKafkaErrorCode::MessageSizeTooLarge | RDKafkaErrorCode::MessageBatchTooLarge) => {
+            " (the record, or the batch it was sent in, is larger than the target topic's max.message.bytes or the producer's \
+             message.max.bytes/max.request.size; raise the limit on the target topic, or lower batch.size in the producer file)"
+        }
+        Some(RDKafkaErrorCode::TopicAuthorizationFailed) => " (the producer's principal may not write to this topic; grant WRITE on it)",
+        Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
+            " (the topic does not exist on the target and the broker does not create topics; create it first)"
+        }
+        _ => "",
     }
 }
 

@@ -41,6 +41,7 @@ use rdkafka::ClientConfig;
 
 pub use acks::Deliveries;
 pub use context::{DeliveryContext, GoneTopics, Resends, TargetProducer};
+pub(crate) use failures::refusal_hint;
 
 use crate::engine::pipeline::handoff::LaneRx;
 use crate::engine::pipeline::throttle::Throttle;

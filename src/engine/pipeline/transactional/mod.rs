@@ -150,7 +150,16 @@ fn transactional(spec: &TxnSpec) -> Result<Transactional<TxnDeliveries>, TaskErr
 pub fn spawn(spec: TxnSpec) -> Result<thread::JoinHandle<()>, TaskError> {
     let source: BaseConsumer<DefaultConsumerContext> = spec.source_config.create().map_err(|e| TaskError::Client("source consumer", e))?;
     let txn = transactional(&spec)?;
-    let state = TxnState { txn, open: None, owned: FxHashMap::default(), for_source_group: FxHashMap::default(), reseek: false, fenced: false, fatal: None };
+    let state = TxnState {
+        txn,
+        open: None,
+        owned: FxHashMap::default(),
+        for_source_group: FxHashMap::default(),
+        reseek: false,
+        fenced: false,
+        refused_in_a_row: 0,
+        fatal: None,
+    };
     let shared = Arc::new(Shared {
         name: spec.name.clone(),
         provenance: spec.provenance.clone(),

@@ -26,6 +26,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientContext;
 
 use crate::engine::pipeline::ack_hooks::AckHook;
+use crate::engine::pipeline::producer::refusal_hint;
 use crate::engine::pipeline::provenance::Provenance;
 use crate::fxhash::FxHashMap;
 use crate::kafka::transactions::{refusal, Refusal, Transactional, TxnError};
@@ -37,6 +38,28 @@ use super::refused::{Denied, Refused, TargetAccess};
 /// How long a transactional call may take before it counts as unanswered.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Transactions in a row aborted by a record the target refuses for good
+/// before the task stops: a record cannot be skipped inside a transaction,
+/// and reading it again would fail the same way forever. More than one, so
+/// a batch refused for its size alone gets other batchings.
+const REFUSED_IN_A_ROW: u32 = 3;
+
+/// Whether the target refusing a record with `code` will refuse it again
+/// however often it is sent (its size, its shape, a topic policy): the
+/// `--abort.on.send.failure true` cases of the at-least-once producer.
+fn for_good(code: RDKafkaErrorCode) -> bool {
+    use RDKafkaErrorCode::*;
+    matches!(code, MessageSizeTooLarge | MessageBatchTooLarge | InvalidMessage | InvalidMessageSize | InvalidTimestamp | PolicyViolation | InvalidRecord)
+}
+
+/// The open transaction's first failed record: why, and where it was going.
+#[derive(Clone, Debug)]
+pub struct Failed {
+    pub code: RDKafkaErrorCode,
+    pub topic: String,
+    pub partition: i32,
+}
+
 pub type Tp = (Arc<str>, i32);
 
 /// The producer's context: the last target offset each target partition
@@ -45,8 +68,8 @@ pub type Tp = (Arc<str>, i32);
 pub struct TxnDeliveries {
     last: Mutex<FxHashMap<String, Vec<i64>>>,
     failed: AtomicBool,
-    /// The code of the open transaction's first refused record.
-    first_failure: Mutex<Option<RDKafkaErrorCode>>,
+    /// The open transaction's first refused record.
+    first_failure: Mutex<Option<Failed>>,
 }
 
 impl ClientContext for TxnDeliveries {
@@ -77,9 +100,9 @@ impl ProducerContext for TxnDeliveries {
                 }
                 parts[i] = parts[i].max(m.offset());
             }
-            Err((e, _)) => {
+            Err((e, m)) => {
                 debug!("a record of the open transaction was refused: {e}");
-                self.fail(e);
+                self.fail(e, m.topic(), m.partition());
             }
         }
     }
@@ -92,17 +115,25 @@ impl TxnDeliveries {
         *self.first_failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// A record of the open transaction failed with `e`: the transaction
-    /// is to be aborted.
-    fn fail(&self, e: &KafkaError) {
+    /// A record of the open transaction for `topic`-`partition` failed
+    /// with `e`: the transaction is to be aborted.
+    fn fail(&self, e: &KafkaError, topic: &str, partition: i32) {
         self.failed.store(true, Ordering::Relaxed);
-        self.first_failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e.rdkafka_error_code().unwrap_or(RDKafkaErrorCode::Fail));
+        self.first_failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| Failed {
+            code: e.rdkafka_error_code().unwrap_or(RDKafkaErrorCode::Fail),
+            topic: topic.to_string(),
+            partition,
+        });
+    }
+
+    fn first_failure(&self) -> Option<Failed> {
+        self.first_failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The refusal behind the open transaction's first failed record, if
     /// that is what failed it.
     fn refused(&self) -> Option<(Refusal, RDKafkaErrorCode)> {
-        let code = (*self.first_failure.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let code = self.first_failure()?.code;
         refusal(code).map(|r| (r, code))
     }
 
@@ -177,6 +208,9 @@ pub struct TxnState {
     /// after `transaction.timeout.ms`, as it does for a process frozen
     /// mid-transaction): the task makes a new one before it goes on.
     pub fenced: bool,
+    /// Transactions aborted in a row by a record refused for good (see
+    /// [`REFUSED_IN_A_ROW`]); back to 0 at each commit.
+    pub refused_in_a_row: u32,
     /// Why the task must stop, when a transaction ended in a way it
     /// cannot go on from or the target refused it (set where the task
     /// cannot act, in a callback).
@@ -225,12 +259,32 @@ impl Shared {
                 };
                 return Ended::Refused(Refused::new(&self.access, denied, KafkaError::Global(code)));
             }
-            state.txn.abort(CALL_TIMEOUT).and(Err(TxnError::Aborted(KafkaError::Global(RDKafkaErrorCode::InvalidRecord))))
+            let failed = deliveries.first_failure();
+            let aborted = state.txn.abort(CALL_TIMEOUT);
+            if let (Ok(()), Some(f)) = (&aborted, failed.as_ref().filter(|f| for_good(f.code))) {
+                state.refused_in_a_row += 1;
+                if state.refused_in_a_row >= REFUSED_IN_A_ROW {
+                    return Ended::Fatal(format!(
+                        "[{}] exactly-once: the target refused a record for {}-{} in {} transactions in a row ({}){}: a record refused for good \
+                         cannot be skipped inside a transaction, so the mirror stops, as --abort.on.send.failure true does; nothing past the last \
+                         committed transaction is committed, and a restart reads the rest again",
+                        self.name,
+                        f.topic,
+                        f.partition,
+                        state.refused_in_a_row,
+                        KafkaError::MessageProduction(f.code),
+                        refusal_hint(Some(f.code))
+                    ));
+                }
+            }
+            let code = failed.map_or(RDKafkaErrorCode::Fail, |f| f.code);
+            aborted.and(Err(TxnError::Aborted(KafkaError::MessageProduction(code))))
         } else {
             state.txn.commit_as(&positions, member, CALL_TIMEOUT)
         };
         match result {
             Ok(()) => {
+                state.refused_in_a_row = 0;
                 self.committed(state, &open);
                 Ended::Committed
             }
@@ -304,7 +358,8 @@ impl Shared {
             (None, h) => h.map(|h| h.detach()),
         };
         let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&o.remote);
-        if let Some(p) = self.handler.target_partition(msg.partition()) {
+        let record_partition = self.handler.target_partition(msg.partition());
+        if let Some(p) = record_partition {
             record = record.partition(p);
         }
         if let Some(k) = msg.key() {
@@ -331,7 +386,7 @@ impl Shared {
                     // Refused before it left: the whole transaction is
                     // aborted at its end and read again.
                     warn!("[{}] a record of {} could not be sent: {e}", self.name, tp.0);
-                    state.txn.producer().context().fail(&e);
+                    state.txn.producer().context().fail(&e, &o.remote, record_partition.unwrap_or(-1));
                     break;
                 }
             }
@@ -350,5 +405,23 @@ impl TxnState {
     /// How long the open transaction has been open.
     pub fn open_for(&self) -> Option<Duration> {
         self.open.as_ref().map(|o| o.started.elapsed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_good;
+    use rdkafka::types::RDKafkaErrorCode::*;
+
+    #[test]
+    fn only_refusals_no_resend_mends_stop_a_task() {
+        for code in [MessageSizeTooLarge, MessageBatchTooLarge, InvalidRecord, PolicyViolation, InvalidTimestamp] {
+            assert!(for_good(code), "{code:?}");
+        }
+        // A target down or slow, a leader moving, an abort's purge, a
+        // fenced producer: the transaction is sent again, never given up.
+        for code in [MessageTimedOut, RequestTimedOut, NotLeaderForPartition, PurgeQueue, PurgeInflight, ProducerFenced, UnknownTopicOrPartition] {
+            assert!(!for_good(code), "{code:?}");
+        }
     }
 }
