@@ -400,7 +400,7 @@ impl Task {
         for (remote, source, p) in &wanted {
             let next = state.owned.get(&(source.clone(), *p)).map(|o| o.next);
             match next {
-                Some(next) => at.push(format!("{source}-{p} at {next:?}")),
+                Some(next) => at.push(format!("{source}-{p} {}", from_where(next))),
                 None => at.push(format!("{remote}-{p} (revoked meanwhile)")),
             }
             if let Some(Offset::Offset(n)) = next {
@@ -561,5 +561,28 @@ impl Task {
         self.tell_source_group(true);
         self.owner.unsubscribe();
         info!("[{}] exactly-once task stopped", self.spec.name);
+    }
+}
+
+/// Where a partition taken up is copied from, as the log says it.
+fn from_where(next: Offset) -> String {
+    match next {
+        Offset::Offset(n) => format!("at offset {n}"),
+        // Nothing committed by either group: the source consumer's
+        // auto.offset.reset decides, as for an at-least-once stream.
+        Offset::Invalid | Offset::Stored => "where auto.offset.reset says (nothing committed yet)".to_string(),
+        other => format!("at {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_says_where_a_partition_is_copied_from_in_words() {
+        assert_eq!(from_where(Offset::Offset(42)), "at offset 42");
+        assert_eq!(from_where(Offset::Invalid), "where auto.offset.reset says (nothing committed yet)");
+        assert_eq!(from_where(Offset::Beginning), "at Beginning");
     }
 }
