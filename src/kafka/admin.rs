@@ -110,15 +110,30 @@ pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
     }
 }
 
+/// A replication factor for a log line: -1 is the broker's default.
+pub fn shown_rf(rf: i32) -> String {
+    if rf == -1 {
+        "the broker's default.replication.factor (-1)".into()
+    } else {
+        rf.to_string()
+    }
+}
+
 /// [`create_compacted`] with an admin client the caller keeps (one that
 /// retries makes one client, not one per try).
 pub fn create_compacted_with(admin: &AdminClient<DefaultClientContext>, topic: &str, rf: i16) {
-    let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
-    let rf = (rf.max(1) as usize).min(brokers) as i32;
+    // -1 is the broker's default.replication.factor (KIP-464), sent as is
+    // as Java does; a fixed factor is capped at the brokers there are.
+    let rf = if rf == -1 {
+        -1
+    } else {
+        let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
+        (rf.max(1) as usize).min(brokers) as i32
+    };
     let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
     let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
     match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
-        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {rf})"),
+        Ok(Some(Ok(_))) => info!("created {topic} (compacted, 1 partition, replication factor {})", shown_rf(rf)),
         Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
         Ok(Some(Err((_, code)))) => warn!("cannot create {topic}: {code}; records go to it as the broker allows"),
         Err(e) => warn!("cannot create {topic}: {e}; records go to it as the broker allows"),

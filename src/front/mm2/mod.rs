@@ -94,6 +94,10 @@ pub struct Flow {
     pub topics: NameFilter,
     pub groups: NameFilter,
     pub tasks_max: usize,
+    /// The file enables the reverse flow (target->source), whether or not
+    /// `--clusters` keeps it in this process: active/active deployments
+    /// often run one process per target cluster from one file.
+    pub reverse_enabled: bool,
     pub settings: FlowSettings,
     /// The settings of the Connect worker Java runs for this flow on the target.
     pub worker: WorkerSettings,
@@ -173,7 +177,10 @@ pub fn parse(path: &Path, bytes: &[u8], clusters: &[String]) -> Result<Mm2Config
     let pairs = restrict(&file, &aliases, pairs, clusters, &mut msgs)?;
     let mut flows = Vec::new();
     for (s, t) in &pairs {
-        flows.push(flow(&file, s, t, &mut msgs)?);
+        let mut f = flow(&file, s, t, &mut msgs)?;
+        // From the whole file, not the pairs --clusters kept.
+        f.reverse_enabled = file.get(&format!("{t}->{s}.{}", keys::ENABLED.name)).is_some_and(|p| parse_boolean(&p.value));
+        flows.push(f);
     }
     let used: Vec<&String> = aliases.iter().filter(|a| flows.iter().any(|f| &f.source == *a || &f.target == *a)).collect();
     let clusters = used.into_iter().map(|a| cluster(&file, a)).collect::<Result<Vec<_>, _>>()?;
@@ -337,13 +344,26 @@ fn check_topology(file: &PropertiesFile, clusters: &[Cluster], flows: &[Flow], m
                 ),
             ));
         }
-        let back = flows.iter().any(|b| b.enabled && b.source == f.target && b.target == f.source);
-        if back && f.policy.kind == PolicyKind::Identity && f.source < f.target {
-            msgs.warn(format!(
-                "{}: {} and its reverse both run with IdentityReplicationPolicy, which keeps topic names, so nothing tells a copied record \
-                 from an original: every record is copied back and forth forever. Use the default policy for active/active, or one direction only",
+        if f.reverse_enabled && f.policy.kind == PolicyKind::Identity {
+            let here = flows.iter().any(|b| b.enabled && b.source == f.target && b.target == f.source);
+            if here && f.source > f.target {
+                continue; // Said once per pair.
+            }
+            msgs.note(format!(
+                "{}: {} and its reverse both run with IdentityReplicationPolicy, which keeps topic names, so the names cannot tell a copied \
+                 record from an original (Java MM2 copies every record back and forth forever). Here every copied record carries the header \
+                 mirror-maker.source-cluster and is never copied back to the cluster it came from; {}",
                 file.path.display(),
-                f.name()
+                f.name(),
+                if here {
+                    "both directions run in this process".to_string()
+                } else {
+                    format!(
+                        "the reverse flow {}->{} runs elsewhere (--clusters): run it with mirror-maker and this file too, as Java MM2 neither \
+                         writes nor reads the header",
+                        f.target, f.source
+                    )
+                }
             ));
         }
     }
@@ -366,7 +386,33 @@ fn check_topology(file: &PropertiesFile, clusters: &[Cluster], flows: &[Flow], m
 
 /// One flow: its connector config typed, its policy, filters and clients.
 fn flow(file: &PropertiesFile, s: &str, t: &str, msgs: &mut Messages) -> Result<Flow, ConfigError> {
-    flow_of(file, &connector_config(file, s, t), &worker_config(file, s, t), s, t, msgs)
+    let mut f = flow_of(file, &connector_config(file, s, t), &worker_config(file, s, t), s, t, msgs)?;
+    own_group(file, &mut f, msgs);
+    Ok(f)
+}
+
+/// In an MM2 file every flow commits its progress on the source under a
+/// group of its own (`plan::group_id`, `mm2.A->B`), whatever the file
+/// says: one `A.consumer.group.id` shared by A->B and A->C would make the
+/// two flows split A's partitions, each copying only part of them. Java
+/// MM2 does not use the setting for mirroring either (its tasks assign
+/// partitions and keep positions in Connect's offsets topic), so it is
+/// dropped with a word. A Connect connector's `consumer.group.id` keeps its
+/// meaning (one connector is one flow): `connector` builds its own flows.
+fn own_group(file: &PropertiesFile, f: &mut Flow, msgs: &mut Messages) {
+    let Some(i) = f.consumer.file.props.iter().position(|p| p.key == keys::GROUP_ID) else { return };
+    let p = f.consumer.file.props.remove(i);
+    // `A.group.id` is a worker key (the herder's group) that also reaches
+    // the cluster's clients: dropped here without a word, as it has one.
+    let Some(q) = file.props.iter().find(|q| q.line == p.line && q.key.ends_with("consumer.group.id")) else { return };
+    msgs.warn(format!(
+        "{}: {}={} is not used: each flow commits its progress on the source under a group of its own (mm2.<source>-><target>), so \
+         that flows out of one cluster (A->B, A->C) each copy every partition; Java MM2 does not use it for mirroring \
+         either. Remove the line",
+        file.at(q),
+        q.key,
+        java_trim(&q.value),
+    ));
 }
 
 /// A flow from its connector config `cc` (of `file`) and its worker's
@@ -418,6 +464,7 @@ fn flow_of(file: &PropertiesFile, cc: &Config<'_>, worker_cfg: &Config<'_>, s: &
         topics,
         groups,
         tasks_max: settings.tasks_max as usize,
+        reverse_enabled: false,
         settings,
         worker,
         origins,

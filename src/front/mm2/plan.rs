@@ -89,7 +89,9 @@ pub fn group_id(f: &Mm2Flow) -> String {
 
 fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: bool) -> Result<Flow, ConfigError> {
     let source = consumer_settings(f)?;
-    let reverse = cfg.flows.iter().any(|r| r.enabled && r.source == f.target && r.target == f.source);
+    // The file's reverse flow counts even when --clusters runs it in
+    // another process: both directions must stamp and check the header.
+    let reverse = f.reverse_enabled || cfg.flows.iter().any(|r| r.enabled && r.source == f.target && r.target == f.source);
     // Identity names both ways: only the header tells a record that came
     // from the other side, where Java MM2 loops forever.
     let provenance = reverse && f.policy.kind == PolicyKind::Identity;
@@ -109,7 +111,8 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         naming: Arc::new(Handler::Remote { policy: f.policy.clone(), source_alias: f.source.clone() }),
         side_effects: SideEffects { create_topics: true, sync_partitions: f.settings.refresh_topics.interval().is_some(), provenance },
         remote_topics: Some(Arc::new(RemoteTopics {
-            replication_factor: f.settings.replication_factor.clamp(1, i16::MAX as i32) as i16,
+            // -1 stays -1: the target broker's default (KIP-464), as Java sends it.
+            replication_factor: f.settings.replication_factor.clamp(-1, i16::MAX as i32) as i16,
             config_exclude: exclude,
             sync_configs: f.settings.sync_topic_configs.interval(),
             sync_acls: f.settings.sync_topic_acls.interval(),
@@ -322,5 +325,36 @@ mod tests {
         let p = plan_of(&format!("{TWO}A->B.enabled = true\nemit.heartbeats.enabled = false\n"));
         assert!(p.heartbeats.is_empty());
         assert_eq!(p.flows.len(), 1);
+    }
+
+    #[test]
+    fn flows_out_of_one_cluster_commit_under_groups_of_their_own_whatever_the_file_says() {
+        let three = "clusters = A, B, C\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nC.bootstrap.servers = c:9092\n\
+                     A->B.enabled = true\nA->C.enabled = true\nA.consumer.group.id = shared\nconsumer.group.id = everyone\n";
+        let p = plan_of(three);
+        let groups: Vec<(String, Option<String>)> = p.flows.iter().map(|f| (f.name.clone(), f.source.group_id.clone())).collect();
+        assert!(groups.contains(&("A->B".into(), Some("mm2.A->B".into()))), "{groups:?}");
+        assert!(groups.contains(&("A->C".into(), Some("mm2.A->C".into()))), "{groups:?}");
+    }
+
+    #[test]
+    fn replication_factor_minus_one_asks_the_target_broker_for_its_default() {
+        let p = plan_of(&format!("{TWO}A->B.enabled = true\nreplication.factor = -1\n"));
+        let f = p.flows.iter().find(|f| f.name == "A->B").unwrap();
+        assert_eq!(f.remote_topics.as_ref().unwrap().replication_factor, -1);
+        let p = plan_of(&format!("{TWO}A->B.enabled = true\nreplication.factor = 2\n"));
+        assert_eq!(p.flows.iter().find(|f| f.name == "A->B").unwrap().remote_topics.as_ref().unwrap().replication_factor, 2);
+    }
+
+    #[test]
+    fn identity_both_ways_stamps_the_header_in_a_process_per_target_too() {
+        let text =
+            format!("{TWO}A->B.enabled = true\nB->A.enabled = true\nreplication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n");
+        for only in ["A", "B"] {
+            let cfg = super::super::parse(Path::new("mm2.properties"), text.as_bytes(), &[only.to_string()]).unwrap();
+            let p = plan(&cfg, Ops { drain_timeout: Duration::ZERO, stats_interval: Duration::ZERO, metrics: None, label_flows: true }).unwrap();
+            let running: Vec<_> = p.flows.iter().filter(|f| f.side_effects.provenance).map(|f| f.name.clone()).collect();
+            assert_eq!(running.len(), 1, "--clusters {only}: {running:?}");
+        }
     }
 }

@@ -489,8 +489,22 @@ fn policies_from_the_file() {
     assert_eq!(f.remote_topic("orders"), "orders");
     assert_eq!(f.policy.source_alias.as_deref(), Some("A"));
     assert_eq!(flow(&c, "B->A").policy.source_alias.as_deref(), Some("B"));
-    let c = with(&format!("B->A.enabled = true\nreplication.policy.class = {IDENTITY_POLICY_CLASS}\n"));
-    assert!(warned(&c, &["IdentityReplicationPolicy", "back and forth forever"]), "{:?}", c.warnings);
+    let text = format!("{BASE}B->A.enabled = true\nreplication.policy.class = {IDENTITY_POLICY_CLASS}\n");
+    let c = cfg(&text);
+    let noted = |c: &Mm2Config, needles: &[&str]| c.notices.iter().filter(|n| needles.iter().all(|x| n.contains(x))).count();
+    assert_eq!(noted(&c, &["IdentityReplicationPolicy", "mirror-maker.source-cluster", "both directions run in this process"]), 1, "{:?}", c.notices);
+    assert!(c.flows.iter().all(|f| f.reverse_enabled));
+    // One process per target (--clusters): each still knows of the other.
+    for (only, name, other) in [("A", "B->A", "A->B"), ("B", "A->B", "B->A")] {
+        let c = parse(Path::new("mm2.properties"), text.as_bytes(), &[only.to_string()]).unwrap();
+        let enabled: Vec<String> = c.flows.iter().filter(|f| f.enabled).map(Flow::name).collect();
+        assert_eq!(enabled, vec![name.to_string()]);
+        assert!(flow(&c, name).reverse_enabled, "--clusters {only}: {name} must know the file enables {other}");
+        assert_eq!(noted(&c, &["runs elsewhere (--clusters)", "run it with mirror-maker"]), 1, "{:?}", c.notices);
+    }
+    let c = with("");
+    assert!(!flow(&c, "A->B").reverse_enabled, "B->A is heartbeats-only in BASE");
+    assert!(flow(&c, "B->A").reverse_enabled);
 
     let e = err(&format!("{BASE}replication.policy.class = org.apache.kafka.connect.mirror.LegacyReplicationPolicy\n"));
     assert!(e.starts_with("mm2.properties:5: replication.policy.class: ") && e.contains("never shipped"), "{e}");
@@ -538,4 +552,22 @@ fn repeated_keys_and_the_driver_keys() {
     assert!(e.starts_with("mm2.properties:5: source.cluster.alias at top level"), "{e}");
     let c = with("dedicated.mode.enable.internal.rest = true\nlisteners = http://:8080\noffset.storage.replication.factor = 1\n");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn a_consumer_group_id_of_the_file_is_not_shared_by_the_flows_out_of_a_cluster() {
+    let three = "clusters = A, B, C\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nC.bootstrap.servers = c:9092\n\
+                 A->B.enabled = true\nA->C.enabled = true\nA.consumer.group.id = shared\n";
+    let c = cfg(three);
+    for name in ["A->B", "A->C"] {
+        assert_eq!(flow(&c, name).consumer.file.get("group.id"), None, "{name} keeps its own group");
+    }
+    let w: Vec<&String> = c.warnings.iter().filter(|w| w.contains("A.consumer.group.id=shared is not used")).collect();
+    assert_eq!(w.len(), 1, "one warning for the line: {:?}", c.warnings);
+    assert!(w[0].starts_with("mm2.properties:7: ") && w[0].contains("mm2.<source>-><target>"), "{}", w[0]);
+    // The worker key A.group.id (the herder's group) is no consumer setting
+    // of the flows either, and is not warned about.
+    let c = cfg(&three.replace("A.consumer.group.id = shared", "A.group.id = herder"));
+    assert!(c.flows.iter().all(|f| f.consumer.file.get("group.id").is_none()));
+    assert!(!c.warnings.iter().any(|w| w.contains("A.group.id")), "{:?}", c.warnings);
 }

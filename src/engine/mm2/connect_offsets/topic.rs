@@ -20,7 +20,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use super::file::Entry;
 use super::json::partition_of;
-use crate::kafka::admin::{admin_client, admin_config, block_on};
+use crate::kafka::admin::{admin_client, admin_config, block_on, shown_rf};
 use crate::kafka::groups;
 use crate::kafka::topic_reader::{self, Ends, Partitions, ReadError};
 
@@ -55,8 +55,8 @@ impl std::error::Error for TopicError {}
 
 /// The topic's partition count, after creating it as Java's Connect worker
 /// does when it is missing: compacted, `partitions` partitions, replication
-/// factor `replication_factor` as far as the brokers allow (-1, the
-/// brokers' default in Connect, becomes at most 3). Waits up to
+/// factor `replication_factor` as far as the brokers allow (-1: the
+/// brokers' default, as in Connect). Waits up to
 /// `patience` for a topic just made to show.
 pub fn ensure(config: &ClientConfig, topic: &str, partitions: i32, replication_factor: i16, patience: Duration) -> Result<i32, TopicError> {
     let admin = admin_client(config).map_err(|error| TopicError::Client { what: "an admin client for the target".into(), error })?;
@@ -69,14 +69,15 @@ pub fn ensure(config: &ClientConfig, topic: &str, partitions: i32, replication_f
     if let Some(n) = existing {
         return Ok(n);
     }
-    let wanted = if replication_factor > 0 { i32::from(replication_factor) } else { 3 };
-    let rf = wanted.min(brokers.max(1) as i32);
+    // -1 is the broker's default.replication.factor (KIP-464), sent as is
+    // as Connect does; a fixed factor is capped at the brokers there are.
+    let rf = if replication_factor == -1 { -1 } else { i32::from(replication_factor.max(1)).min(brokers.max(1) as i32) };
     let partitions = partitions.max(1);
     let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
     let opts = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT)).request_timeout(Some(REQUEST_TIMEOUT));
     let not_made = |why: String| TopicError::NotMade { topic: topic.into(), why };
     match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {
-        Ok(Some(Ok(_))) => info!("created {topic} (compacted, {partitions} partitions, replication factor {rf}) as Java's Connect worker would"),
+        Ok(Some(Ok(_))) => info!("created {topic} (compacted, {partitions} partitions, replication factor {}) as Java's Connect worker would", shown_rf(rf)),
         Ok(Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists)))) | Ok(None) => {}
         Ok(Some(Err((_, code)))) => return Err(not_made(format!("{code}; check that this client may create it, or create it compacted"))),
         Err(e) => return Err(not_made(e.to_string())),
@@ -88,7 +89,11 @@ pub fn ensure(config: &ClientConfig, topic: &str, partitions: i32, replication_f
             return Ok(n);
         }
         if Instant::now() >= until {
-            return Err(not_made(format!("made with {partitions} partitions and replication factor {rf}, it does not show after {}s", patience.as_secs())));
+            return Err(not_made(format!(
+                "made with {partitions} partitions and replication factor {}, it does not show after {}s",
+                shown_rf(rf),
+                patience.as_secs()
+            )));
         }
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -108,8 +108,9 @@ struct Creation {
     /// The source topic's partitions and replication factor.
     shape: TopicShape,
     /// The replication factor the target topic gets: the source's (MM2:
-    /// `replication.factor`), at most the target's broker count.
-    rf: usize,
+    /// `replication.factor`), at most the target's broker count; or the
+    /// target broker's `default.replication.factor`.
+    rf: Replication,
     /// The source topic's own configs, as copied.
     configs: Vec<(String, String)>,
 }
@@ -254,7 +255,9 @@ impl Link {
         let new: Vec<NewTopic<'_>> = creations
             .iter()
             .map(|c| {
-                c.configs.iter().fold(NewTopic::new(&c.target_topic, c.shape.partitions as i32, TopicReplication::Fixed(c.rf as i32)), |n, (k, v)| n.set(k, v))
+                c.configs
+                    .iter()
+                    .fold(NewTopic::new(&c.target_topic, c.shape.partitions as i32, TopicReplication::Fixed(c.rf.request())), |n, (k, v)| n.set(k, v))
             })
             .collect();
         debug!("CreateTopics: {} topics in one request", new.len());
@@ -286,8 +289,12 @@ impl Link {
     /// The source topic's own configs worth copying (`all` being every
     /// entry of it), `min.insync.replicas` capped at the replication factor
     /// the target topic gets.
-    fn configs_to_copy(&self, target_topic: &str, all: Configs, rf: usize) -> Vec<(String, String)> {
+    fn configs_to_copy(&self, target_topic: &str, all: Configs, rf: Replication) -> Vec<(String, String)> {
         let mut copied = self.own_configs(all);
+        // The broker's default is not known here; the broker checks
+        // min.insync.replicas against it when it creates the topic, as
+        // it does for Java MM2.
+        let Replication::Fixed(rf) = rf else { return copied };
         // acks=all with min.insync.replicas above the replication factor
         // could never succeed: every record would be retried forever.
         for (k, v) in copied.iter_mut() {
@@ -302,13 +309,45 @@ impl Link {
     /// The source's factor in MM1 mode, `replication.factor` in MM2 mode;
     /// at most the target's broker count (Java MM2 fails the creation
     /// instead, and the broker's auto-create then makes the topic with its
-    /// own partition count).
-    fn replication_factor(&self, shape: &TopicShape, brokers: usize, target_topic: &str) -> usize {
+    /// own partition count). `replication.factor = -1` asks for the target
+    /// broker's `default.replication.factor`, as Java sends it (KIP-464):
+    /// the broker, which knows its default, decides.
+    fn replication_factor(&self, shape: &TopicShape, brokers: usize, target_topic: &str) -> Replication {
+        if self.remote.as_ref().is_some_and(|r| r.replication_factor == -1) {
+            return Replication::BrokerDefault;
+        }
         let wanted = self.remote.as_ref().map_or(shape.replication, |r| r.replication_factor.max(1) as usize);
         if self.remote.is_some() && wanted > brokers {
             warn!("target topic {target_topic}: replication.factor {wanted} is more than the target's {brokers} broker(s); created with {brokers}");
         }
-        wanted.min(brokers).max(1)
+        Replication::Fixed(wanted.min(brokers).max(1))
+    }
+}
+
+/// The replication factor a target topic is created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replication {
+    Fixed(usize),
+    /// `-1` in CreateTopics: the target broker's `default.replication.factor`.
+    BrokerDefault,
+}
+
+impl Replication {
+    /// As CreateTopics takes it.
+    fn request(self) -> i32 {
+        match self {
+            Replication::Fixed(n) => n as i32,
+            Replication::BrokerDefault => -1,
+        }
+    }
+}
+
+impl std::fmt::Display for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Replication::Fixed(n) => write!(f, "{n}"),
+            Replication::BrokerDefault => f.write_str("the broker's default.replication.factor (-1)"),
+        }
     }
 }
 
