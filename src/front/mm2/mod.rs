@@ -408,7 +408,8 @@ fn own_group(file: &PropertiesFile, f: &mut Flow, msgs: &mut Messages) {
     msgs.warn(format!(
         "{}: {}={} is not used: each flow commits its progress on the source under a group of its own (mm2.<source>-><target>), so \
          that flows out of one cluster (A->B, A->C) each copy every partition; Java MM2 does not use it for mirroring \
-         either. Remove the line",
+         either (positions a mirror-maker before this version committed under it are not read: the flow continues from its own group, \
+         or from Java MM2's positions). Remove the line",
         file.at(q),
         q.key,
         java_trim(&q.value),
