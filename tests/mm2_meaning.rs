@@ -112,7 +112,10 @@ fn replication_factor_minus_one_creates_with_the_brokers_default() {
     wait_for("the records and the internal topics", DEADLINE, || {
         running(&mut ours, "mirror-maker");
         let on_b = list_topics(&target());
-        count_records(&target(), &remote) >= recs.len() as i64 && on_b.contains("heartbeats") && on_b.contains(&format!("{a}.checkpoints.internal"))
+        // The checkpoints and offset-syncs topics carry this test's aliases.
+        count_records(&target(), &remote) >= recs.len() as i64
+            && on_b.contains(&format!("{a}.checkpoints.internal"))
+            && list_topics(&source()).contains(&format!("mm2-offset-syncs.{b}.internal"))
     });
     assert_same_records(&remote, &recs, &read_topic(&target(), &remote));
     let log = ours.output();
