@@ -373,8 +373,10 @@ fn sample_secure_files_translate() {
     let p = translate::translate(&load("secure-producer.properties"), Role::Producer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.get("security.protocol"), Some("ssl"));
     assert_eq!(p.get("ssl.ca.location"), Some(dir.join("ca.pem").to_str().unwrap()));
-    assert_eq!(p.get("ssl.keystore.location"), Some(dir.join("mirror-maker.p12").to_str().unwrap()));
-    assert_eq!(p.get("ssl.keystore.password"), Some("change-me"));
+    // The keystore is read here and handed over in memory (it was handed by path before).
+    assert!(p.get("ssl.key.pem").is_some_and(|k| k.starts_with("-----BEGIN PRIVATE KEY-----")));
+    assert!(p.get("ssl.certificate.pem").is_some_and(|c| c.starts_with("-----BEGIN CERTIFICATE-----")));
+    assert_eq!(p.get("ssl.keystore.location"), None);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     for line in c.describe().iter().chain(p.describe().iter()) {
         assert!(!line.contains("change-me"), "{line}");

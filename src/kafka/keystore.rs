@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bytes;
 pub mod jceks;
 pub mod jks;
 

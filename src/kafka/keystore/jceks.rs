@@ -17,7 +17,7 @@
 use openssl::hash::{hash, MessageDigest};
 use openssl::symm::{decrypt, Cipher};
 
-use super::jks::{der, JksError, Reader};
+use super::bytes::{der, JksError, Reader};
 
 /// PBEWithMD5AndTripleDES, 1.3.6.1.4.1.42.2.19.1, as DER.
 pub(super) const PBE_MD5_3DES_OID: &[u8] = &[0x2B, 0x06, 0x01, 0x04, 0x01, 0x2A, 0x02, 0x13, 0x01];

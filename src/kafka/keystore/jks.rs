@@ -18,6 +18,9 @@
 
 use openssl::sha::Sha1;
 
+pub use super::bytes::JksError;
+use super::bytes::{der, Reader};
+
 /// One entry of a JKS file.
 #[derive(Debug)]
 pub enum Entry {
@@ -29,75 +32,12 @@ pub enum Entry {
     Secret { alias: String },
 }
 
-/// Why a JKS file could not be read.
-#[derive(Debug, PartialEq, Eq)]
-pub enum JksError {
-    /// Not a JKS file or cut short.
-    Damaged(String),
-    /// The integrity check does not match the store password.
-    StorePassword,
-    /// The key cannot be recovered with the key password.
-    KeyPassword,
-}
-
 const MAGIC: u32 = 0xFEED_FEED;
 const JCEKS_MAGIC: u32 = 0xCECE_CECE;
 /// The salt and the check of Sun's KeyProtector, each a SHA-1's length.
 const SHA1_LEN: usize = 20;
 /// Sun's KeyProtector algorithm, 1.3.6.1.4.1.42.2.17.1.1, as DER.
 const KEY_PROTECTOR_OID: &[u8] = &[0x2B, 0x06, 0x01, 0x04, 0x01, 0x2A, 0x02, 0x11, 0x01, 0x01];
-
-pub(super) struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], JksError> {
-        let end = self.at.checked_add(n).filter(|e| *e <= self.bytes.len()).ok_or_else(|| JksError::Damaged("the file is cut short".into()))?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    pub(super) fn peek(&self) -> Result<u8, JksError> {
-        self.bytes.get(self.at).copied().ok_or_else(|| JksError::Damaged("the file is cut short".into()))
-    }
-
-    pub(super) fn u8(&mut self) -> Result<u8, JksError> {
-        Ok(self.take(1)?[0])
-    }
-
-    pub(super) fn u16(&mut self) -> Result<u16, JksError> {
-        let b = self.take(2)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]))
-    }
-
-    pub(super) fn u32(&mut self) -> Result<u32, JksError> {
-        let b = self.take(4)?;
-        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// Java's `writeUTF`: a u16 length and modified UTF-8 (read lossily:
-    /// an alias is only ever shown).
-    pub(super) fn utf(&mut self) -> Result<String, JksError> {
-        let n = self.u16()? as usize;
-        Ok(String::from_utf8_lossy(self.take(n)?).into_owned())
-    }
-
-    fn blob(&mut self) -> Result<Vec<u8>, JksError> {
-        let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
-    }
-
-    /// A certificate: in version 2 preceded by its type ("X.509").
-    fn cert(&mut self, version: u32) -> Result<Vec<u8>, JksError> {
-        if version == 2 {
-            self.utf()?;
-        }
-        self.blob()
-    }
-}
 
 /// The password as Java hashes it: each UTF-16 unit, big-endian.
 fn password_bytes(password: &str) -> Vec<u8> {
@@ -166,22 +106,6 @@ pub fn read(bytes: &[u8], password: Option<&str>) -> Result<Vec<Entry>, JksError
         return Err(JksError::Damaged("bytes follow the last entry".into()));
     }
     Ok(entries)
-}
-
-/// One DER element: (tag, content, what follows).
-pub(super) fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = b.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let n = (first & 0x7F) as usize;
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        (rest[..n].iter().fold(0usize, |a, &x| (a << 8) | x as usize), &rest[n..])
-    };
-    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
 }
 
 /// The PKCS#8 key inside a KeyProtector-protected key: the
