@@ -138,6 +138,9 @@ fn jks_and_jceks_stores_become_pem_in_memory() {
             assert!(shown.contains(line), "{ty}: no '{line}' in\n{shown}");
         }
         assert!(!shown.contains("PRIVATE") && !shown.contains("storepw") && !shown.contains("keypass1"), "{shown}");
+        // JCEKS's secret key 'sec' (keytool_store adds one) is skipped, and said.
+        let skipped = s.notices.iter().any(|n| n.starts_with("p.properties:6: the secret-key entries of the store (sec) are skipped"));
+        assert_eq!(skipped, ty == "JCEKS", "{ty}: {:?}", s.notices);
         let key_pw = fails(&text.replace("ssl.key.password=keypass1", "ssl.key.password=wrong-kp"));
         assert!(
             key_pw.starts_with("p.properties:8: ssl.key.password: the private key in the file in ssl.keystore.location cannot be recovered"),
