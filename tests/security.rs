@@ -237,7 +237,9 @@ fn ssl_with_pkcs12_and_pem_truststores() {
 /// for), gives a PKCS12 store the mirror then uses.
 #[test]
 #[ignore = "needs clusters"]
-fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
+fn jks_truststore_is_read_as_java_reads_it() {
+    // This test asserted the old refusal (exit 1 with a keytool conversion
+    // command); a JKS truststore is now read in memory and mirrors as is.
     require_clusters!();
     let ca = ca_pem();
     let s = setup("sec-jks", 200);
@@ -251,30 +253,15 @@ fn jks_truststore_is_refused_with_the_keytool_command_that_fixes_it() {
         ]),
         "keytool -importcert",
     );
-    let producer_text = |location: &Path, ty: &str| {
-        format!(
-            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type={ty}\nssl.truststore.location={}\nssl.truststore.password=jks-store-pw\n",
+    let producer = write(
+        &s.dir,
+        "producer.properties",
+        &format!(
+            "bootstrap.servers={}\nsecurity.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location={}\nssl.truststore.password=jks-store-pw\n",
             ssl_bootstrap(),
-            location.display()
-        )
-    };
-    let producer = write(&s.dir, "producer.properties", &producer_text(&jks, "JKS"));
-    let started = Instant::now();
-    let mut m = Mirror::start(&args(&s, &producer));
-    let code = m.wait();
-    let out = m.output();
-    assert_eq!(code, 1, "log:\n{out}");
-    let p12 = jks.with_extension("p12");
-    let command = format!("keytool -importkeystore -srckeystore {} -srcstoretype JKS -destkeystore {} -deststoretype PKCS12", jks.display(), p12.display());
-    assert!(out.contains(&command), "no keytool command in:\n{out}");
-    assert!(out.contains(&format!("{}:4: ssl.truststore.location", producer.display())), "no file:line: key in:\n{out}");
-    assert!(!out.contains("jks-store-pw"), "password in:\n{out}");
-    println!("JKS refused after {:.1}s with: {command}", started.elapsed().as_secs_f64());
-
-    let mut convert: Vec<&str> = command.split(' ').skip(1).collect();
-    convert.extend(["-srcstorepass", "jks-store-pw", "-deststorepass", "jks-store-pw", "-noprompt"]);
-    run(Command::new("keytool").args(&convert), "the keytool command from the message");
-    let producer = write(&s.dir, "producer-p12.properties", &producer_text(&p12, "PKCS12"));
+            jks.display()
+        ),
+    );
     mirror_through(&s, &producer, "jks-store-pw");
 }
 
@@ -386,8 +373,10 @@ fn sample_secure_files_translate() {
     let p = translate::translate(&load("secure-producer.properties"), Role::Producer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.get("security.protocol"), Some("ssl"));
     assert_eq!(p.get("ssl.ca.location"), Some(dir.join("ca.pem").to_str().unwrap()));
-    assert_eq!(p.get("ssl.keystore.location"), Some(dir.join("mirror-maker.p12").to_str().unwrap()));
-    assert_eq!(p.get("ssl.keystore.password"), Some("change-me"));
+    // The keystore is read here and handed over in memory (it was handed by path before).
+    assert!(p.get("ssl.key.pem").is_some_and(|k| k.starts_with("-----BEGIN PRIVATE KEY-----")));
+    assert!(p.get("ssl.certificate.pem").is_some_and(|c| c.starts_with("-----BEGIN CERTIFICATE-----")));
+    assert_eq!(p.get("ssl.keystore.location"), None);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     for line in c.describe().iter().chain(p.describe().iter()) {
         assert!(!line.contains("change-me"), "{line}");

@@ -52,7 +52,7 @@ pub const JAVA_PASSWORD_KEYS: &[&str] = &[
 pub const JAVA_TRANSLATIONS: &[(&str, &[&str])] = &[
     ("ssl.truststore.location", &["ssl.ca.location"]),
     ("ssl.truststore.certificates", &["ssl.ca.pem"]),
-    ("ssl.keystore.location", &["ssl.keystore.location", "ssl.key.location", "ssl.certificate.location"]),
+    ("ssl.keystore.location", &["ssl.key.pem", "ssl.certificate.pem", "ssl.key.location", "ssl.certificate.location"]),
     ("ssl.keystore.key", &["ssl.key.pem"]),
     ("ssl.keystore.certificate.chain", &["ssl.certificate.pem"]),
     (

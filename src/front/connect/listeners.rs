@@ -190,7 +190,7 @@ fn store_type(keys: &Keys, key: &str) -> Result<StoreType, ConfigError> {
         // Kafka's default for both stores; the JDK reads PKCS12 under it too.
         None => Ok(StoreType::Jks),
         Some(p) => StoreType::parse(&p.value).ok_or_else(|| {
-            ConfigError::at(keys.file, p, format!("{}={} is not a store type this worker reads", p.key, p.value)).with_fix("write PKCS12, JKS or PEM")
+            ConfigError::at(keys.file, p, format!("{}={} is not a store type this worker reads", p.key, p.value)).with_fix("write PKCS12, JKS, JCEKS or PEM")
         }),
     }
 }

@@ -1,4 +1,5 @@
-//! Java's own JKS keystore format (magic `FEEDFEED`), read without Java.
+//! Java's own JKS keystore format (magic `FEEDFEED`) and its JCE sibling
+//! JCEKS (magic `CECECECE`), read without Java.
 //!
 //! Hand-written on purpose: OpenSSL reads PKCS12 and PEM but not JKS, and
 //! the one JKS crate found (`jks` 0.3) indexes its input without bounds
@@ -9,8 +10,16 @@
 //! the whole file as its integrity check. SHA-1 comes from the OpenSSL the
 //! crate already links. Every read is bounds-checked: a damaged file is an
 //! error, never a panic.
+//!
+//! JCEKS has the same layout and integrity check; it differs in how its
+//! private keys are protected (PBEWithMD5AndTripleDES, see [`super::jceks`])
+//! and in a third entry kind, secret keys, stored as Java-serialized
+//! objects that are skipped (a client has no use for them).
 
 use openssl::sha::Sha1;
+
+pub use super::bytes::JksError;
+use super::bytes::{der, Reader};
 
 /// One entry of a JKS file.
 #[derive(Debug)]
@@ -19,86 +28,44 @@ pub enum Entry {
     Key { alias: String, protected: Vec<u8>, chain: Vec<Vec<u8>> },
     /// A trusted certificate (DER).
     Trusted { alias: String, cert: Vec<u8> },
-}
-
-/// Why a JKS file could not be read.
-#[derive(Debug, PartialEq, Eq)]
-pub enum JksError {
-    /// Not a JKS file or cut short.
-    Damaged(String),
-    /// The integrity check does not match the store password.
-    StorePassword,
-    /// The key cannot be recovered with the key password.
-    KeyPassword,
+    /// A JCEKS secret key, skipped unread.
+    Secret { alias: String },
 }
 
 const MAGIC: u32 = 0xFEED_FEED;
+const JCEKS_MAGIC: u32 = 0xCECE_CECE;
 /// The salt and the check of Sun's KeyProtector, each a SHA-1's length.
 const SHA1_LEN: usize = 20;
 /// Sun's KeyProtector algorithm, 1.3.6.1.4.1.42.2.17.1.1, as DER.
 const KEY_PROTECTOR_OID: &[u8] = &[0x2B, 0x06, 0x01, 0x04, 0x01, 0x2A, 0x02, 0x11, 0x01, 0x01];
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], JksError> {
-        let end = self.at.checked_add(n).filter(|e| *e <= self.bytes.len()).ok_or_else(|| JksError::Damaged("the file is cut short".into()))?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    fn u16(&mut self) -> Result<u16, JksError> {
-        let b = self.take(2)?;
-        Ok(u16::from_be_bytes([b[0], b[1]]))
-    }
-
-    fn u32(&mut self) -> Result<u32, JksError> {
-        let b = self.take(4)?;
-        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// Java's `writeUTF`: a u16 length and modified UTF-8 (read lossily:
-    /// an alias is only ever shown).
-    fn utf(&mut self) -> Result<String, JksError> {
-        let n = self.u16()? as usize;
-        Ok(String::from_utf8_lossy(self.take(n)?).into_owned())
-    }
-
-    fn blob(&mut self) -> Result<Vec<u8>, JksError> {
-        let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
-    }
-
-    /// A certificate: in version 2 preceded by its type ("X.509").
-    fn cert(&mut self, version: u32) -> Result<Vec<u8>, JksError> {
-        if version == 2 {
-            self.utf()?;
-        }
-        self.blob()
-    }
-}
 
 /// The password as Java hashes it: each UTF-16 unit, big-endian.
 fn password_bytes(password: &str) -> Vec<u8> {
     password.encode_utf16().flat_map(u16::to_be_bytes).collect()
 }
 
-/// Whether `bytes` starts as a JKS file.
-pub fn is_jks(bytes: &[u8]) -> bool {
-    bytes.len() >= 4 && u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == MAGIC
+fn magic(bytes: &[u8]) -> Option<u32> {
+    (bytes.len() >= 4).then(|| u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
 }
 
-/// The entries of a JKS file. With a password its integrity check is
-/// verified (a mismatch is a wrong password, as keytool says); without
+/// Whether `bytes` starts as a JKS file.
+pub fn is_jks(bytes: &[u8]) -> bool {
+    magic(bytes) == Some(MAGIC)
+}
+
+/// Whether `bytes` starts as a JCEKS file.
+pub fn is_jceks(bytes: &[u8]) -> bool {
+    magic(bytes) == Some(JCEKS_MAGIC)
+}
+
+/// The entries of a JKS or JCEKS file. With a password its integrity check
+/// is verified (a mismatch is a wrong password, as keytool says); without
 /// one it is not, as Java reads a truststore given no password.
 pub fn read(bytes: &[u8], password: Option<&str>) -> Result<Vec<Entry>, JksError> {
-    if bytes.len() < SHA1_LEN + 12 || !is_jks(bytes) {
-        return Err(JksError::Damaged("it is not a JKS keystore (no FEEDFEED magic)".into()));
+    if bytes.len() < SHA1_LEN + 12 || !(is_jks(bytes) || is_jceks(bytes)) {
+        return Err(JksError::Damaged("it is not a JKS or JCEKS keystore (no FEEDFEED or CECECECE magic), or it is cut short".into()));
     }
+    let jceks = is_jceks(bytes);
     let (body, stored) = bytes.split_at(bytes.len() - SHA1_LEN);
     if let Some(pw) = password {
         let mut h = Sha1::new();
@@ -128,29 +95,17 @@ pub fn read(bytes: &[u8], password: Option<&str>) -> Result<Vec<Entry>, JksError
                 entries.push(Entry::Key { alias, protected, chain });
             }
             2 => entries.push(Entry::Trusted { alias, cert: r.cert(version)? }),
-            t => return Err(JksError::Damaged(format!("entry '{alias}' has the unknown tag {t} (a JCEKS secret key?)"))),
+            3 if jceks => {
+                super::jceks::skip_serialized(&mut r)?;
+                entries.push(Entry::Secret { alias });
+            }
+            t => return Err(JksError::Damaged(format!("entry '{alias}' has the unknown tag {t}"))),
         }
     }
     if r.at != body.len() {
         return Err(JksError::Damaged("bytes follow the last entry".into()));
     }
     Ok(entries)
-}
-
-/// One DER element: (tag, content, what follows).
-fn der(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = b.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let n = (first & 0x7F) as usize;
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        (rest[..n].iter().fold(0usize, |a, &x| (a << 8) | x as usize), &rest[n..])
-    };
-    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
 }
 
 /// The PKCS#8 key inside a KeyProtector-protected key: the
@@ -161,8 +116,11 @@ pub fn recover_key(protected: &[u8], password: &str) -> Result<Vec<u8>, JksError
     let (_, info, _) = der(protected).filter(|(t, _, _)| *t == 0x30).ok_or_else(damaged)?;
     let (_, algorithm, rest) = der(info).filter(|(t, _, _)| *t == 0x30).ok_or_else(damaged)?;
     let (_, oid, _) = der(algorithm).filter(|(t, _, _)| *t == 0x06).ok_or_else(damaged)?;
+    if oid == super::jceks::PBE_MD5_3DES_OID {
+        return super::jceks::recover_key(algorithm, rest, password);
+    }
     if oid != KEY_PROTECTOR_OID {
-        return Err(JksError::Damaged("a private key is protected by an algorithm other than Sun's JKS KeyProtector".into()));
+        return Err(JksError::Damaged("a private key is protected by an algorithm other than Sun's JKS and JCE KeyProtectors".into()));
     }
     let (_, data, _) = der(rest).filter(|(t, _, _)| *t == 0x04).ok_or_else(damaged)?;
     if data.len() < 2 * SHA1_LEN {

@@ -70,7 +70,7 @@ fn store_errors_name_the_key_at_fault_and_the_file() {
     let e = tls_of("listeners=https://:8443\nlisteners.https.ssl.keystore.location=/nonexistent/k.p12\n").unwrap_err().to_string();
     assert!(e.starts_with("worker.properties:2: listeners.https.ssl.keystore.location: cannot read /nonexistent/k.p12"), "{e}");
     let e = tls_of(&format!("{base}listeners.https.ssl.keystore.password=storepw\nlisteners.https.ssl.keystore.type=BKS\n")).unwrap_err().to_string();
-    assert!(e.contains("listeners.https.ssl.keystore.type=BKS is not a store type this worker reads; write PKCS12, JKS or PEM"), "{e}");
+    assert!(e.contains("listeners.https.ssl.keystore.type=BKS is not a store type this worker reads; write PKCS12, JKS, JCEKS or PEM"), "{e}");
     let e = tls_of(&format!("{base}listeners.https.ssl.keystore.password=storepw\nlisteners.https.ssl.client.auth=always\n")).unwrap_err().to_string();
     assert!(e.contains("listeners.https.ssl.client.auth=always is not a client authentication mode; write none, requested or required"), "{e}");
     // A wrong truststore password names the truststore's key.

@@ -1,61 +1,21 @@
 //! The trust and key stores of the Java clients, as librdkafka takes them.
-//! Stores are sniffed by their magic bytes, not their declared type: a
-//! `.jks` that is really PKCS12 works, a real JKS is refused with the
-//! `keytool` command that converts it. PEM given inline is rebuilt with its
-//! line breaks, as Java accepts it with `\n` escapes.
+//! JKS, JCEKS and PKCS12 stores are read in memory by
+//! [`crate::kafka::keystore`] (the reader the Connect listener uses too),
+//! with the store and key passwords, and handed to librdkafka as PEM held
+//! in memory (`ssl.ca.pem`, `ssl.certificate.pem`, `ssl.key.pem`, the key
+//! as unencrypted PKCS#8): no key is ever written to disk. PEM files go by
+//! their path. The declared type is read as Java 17 reads it (JKS and
+//! PKCS12 read either; JCEKS reads JCEKS or JKS); with no type key the
+//! bytes decide. PEM given inline is rebuilt with its line breaks, as Java
+//! accepts it with `\n` escapes.
 
 use std::path::{Path, PathBuf};
 
 use super::place::{at, err, set};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
+use crate::kafka::keystore::{self, Fault, StoreError, StoreType};
 use crate::kafka::secrets::is_secret;
 use crate::kafka::settings::ClientSettings;
-
-/// What a store file really is, by its first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StoreKind {
-    Jks,
-    Jceks,
-    Pkcs12,
-    Pem,
-    Unknown,
-}
-
-fn sniff(bytes: &[u8]) -> StoreKind {
-    match bytes {
-        [0xFE, 0xED, 0xFE, 0xED, ..] => StoreKind::Jks,
-        [0xCE, 0xCE, 0xCE, 0xCE, ..] => StoreKind::Jceks,
-        [0x30, ..] => StoreKind::Pkcs12,
-        _ if String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).contains("-----BEGIN ") => StoreKind::Pem,
-        _ => StoreKind::Unknown,
-    }
-}
-
-/// The error for a Java-only store, with the command that converts it.
-fn java_store_error(file: &PropertiesFile, p: &Property, kind: StoreKind, type_key: &str) -> ConfigError {
-    let (name, magic) = if kind == StoreKind::Jceks { ("JCEKS", "CECECECE") } else { ("JKS", "FEEDFEED") };
-    // A secret path (see is_secret) is named by its key, never written out.
-    let (src, dest) = if is_secret(&p.key) {
-        (format!("<the file in {}>", p.key), "<a new file>.p12".to_string())
-    } else {
-        let src = p.value.trim().to_string();
-        let dest = match Path::new(&src).extension() {
-            Some(_) => Path::new(&src).with_extension("p12").display().to_string(),
-            None => format!("{src}.p12"),
-        };
-        (src, dest)
-    };
-    err(
-        file,
-        p,
-        format!(
-            "{src} is a {name} store (magic bytes {magic}), a Java-only format OpenSSL cannot read. Convert it once with\n    \
-             keytool -importkeystore -srckeystore {src} -srcstoretype {name} -destkeystore {dest} -deststoretype PKCS12\n\
-             (keytool asks for the store passwords), then set {}={dest} and {type_key}=PKCS12; the password stays the same",
-            p.key
-        ),
-    )
-}
 
 /// A store's path for a message, or the key naming it when the path is
 /// itself a secret (librdkafka treats ssl.key.location as one).
@@ -65,12 +25,6 @@ fn named(p: &Property, path: &Path) -> String {
     } else {
         path.display().to_string()
     }
-}
-
-fn read_store(file: &PropertiesFile, p: &Property) -> Result<(PathBuf, Vec<u8>), ConfigError> {
-    let path = PathBuf::from(p.value.trim());
-    let bytes = std::fs::read(&path).map_err(|e| err(file, p, format!("cannot read {}: {e}", named(p, &path))))?;
-    Ok((path, bytes))
 }
 
 /// PEM text as OpenSSL wants it. Java accepts PEM with its line breaks
@@ -101,26 +55,50 @@ fn normalize_pem(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// The certificates of a PKCS12 truststore, as PEM.
-fn pkcs12_certificates(bytes: &[u8], password: &str) -> Result<String, String> {
-    let p12 = openssl::pkcs12::Pkcs12::from_der(bytes).map_err(|_| "it is not a valid PKCS12 file".to_string())?;
-    let parsed = p12
-        .parse2(password)
-        .map_err(|_| "it cannot be opened with the given ssl.truststore.password (wrong or missing password, or an unsupported encryption)".to_string())?;
-    let mut pem = Vec::new();
-    for cert in parsed.ca.into_iter().flatten().chain(parsed.cert) {
-        pem.extend(cert.to_pem().map_err(|e| e.to_string())?);
+type Get<'g, 'a> = &'g dyn Fn(&str) -> Option<&'a Property>;
+
+/// The store type: the type key's (Java's names, any case), else what the
+/// bytes are (Kafka's default JKS reads JKS and PKCS12; PEM and JCEKS
+/// without a type are taken as they are rather than refused).
+fn store_type(file: &PropertiesFile, get: Get, type_key: &str, path: &Path) -> Result<StoreType, ConfigError> {
+    if let Some(t) = get(type_key) {
+        return StoreType::parse(&t.value).ok_or_else(|| err(file, t, format!("'{}' is not a store type read here; use JKS, JCEKS, PKCS12 or PEM", t.value)));
     }
-    if pem.is_empty() {
-        return Err("it contains no certificates".into());
+    Ok(keystore::type_of(path).unwrap_or(StoreType::Jks))
+}
+
+/// A store error on the line of the key at fault (the location when that
+/// key is not set), the path named as [`named`] says; never a password.
+fn store_error(file: &PropertiesFile, get: Get, e: StoreError, location: &Property, keys: [&str; 3]) -> ConfigError {
+    let [type_key, password_key, key_password_key] = keys;
+    let message = e.message.replace(location.value.trim(), &named(location, Path::new(location.value.trim())));
+    let at_fault = match e.fault {
+        Fault::Location => None,
+        Fault::Type => get(type_key),
+        Fault::StorePassword => get(password_key),
+        Fault::KeyPassword => get(key_password_key).or_else(|| get(password_key)),
+    };
+    match (e.fault, at_fault) {
+        (Fault::Location, _) => err(file, location, message),
+        (_, Some(p)) => err(file, p, message),
+        (Fault::Type, None) => err(file, location, format!("{message}; set {type_key}")),
+        (_, None) => err(file, location, format!("{message}; {password_key} is not set")),
     }
-    String::from_utf8(pem).map_err(|e| e.to_string())
+}
+
+fn pem_of(certs: &[openssl::x509::X509]) -> String {
+    certs.iter().map(|c| String::from_utf8(c.to_pem().expect("a parsed certificate encodes")).expect("PEM is ASCII")).collect()
+}
+
+fn skipped_notice(file: &PropertiesFile, s: &mut ClientSettings, p: &Property, secrets: &[String]) {
+    if !secrets.is_empty() {
+        s.notices.push(format!("{}: the secret-key entries of the store ({}) are skipped: TLS has no use for them", at(file, p), secrets.join(", ")));
+    }
 }
 
 /// The truststore keys, as the CA librdkafka verifies brokers with.
-pub(super) fn truststore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&str) -> Option<&'a Property>) -> Result<(), ConfigError> {
+pub(super) fn truststore(file: &PropertiesFile, s: &mut ClientSettings, get: Get) -> Result<(), ConfigError> {
     let location = get("ssl.truststore.location");
-    let password = get("ssl.truststore.password");
     if let Some(p) = get("ssl.truststore.certificates") {
         if let Some(l) = location {
             return Err(err(file, l, "ssl.truststore.certificates is also set; keep one of the two"));
@@ -134,32 +112,29 @@ pub(super) fn truststore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get:
         }
         return Ok(());
     };
-    let (path, bytes) = read_store(file, p)?;
-    match sniff(&bytes) {
-        k @ (StoreKind::Jks | StoreKind::Jceks) => Err(java_store_error(file, p, k, "ssl.truststore.type")),
-        StoreKind::Pem => {
-            set(s, file, p, "ssl.ca.location", path.display().to_string());
-            Ok(())
-        }
-        StoreKind::Pkcs12 => {
-            let pw = password.map_or("", |p| p.value.as_str());
-            let pem = pkcs12_certificates(&bytes, pw).map_err(|e| err(file, p, format!("{}: {e}", named(p, &path))))?;
-            s.notices.push(format!(
-                "{}: the CA certificates of the PKCS12 truststore ({}) are handed to librdkafka as ssl.ca.pem",
-                at(file, p),
-                named(p, &path)
-            ));
-            set(s, file, p, "ssl.ca.pem", pem);
-            Ok(())
-        }
-        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", named(p, &path)))),
+    let path = PathBuf::from(p.value.trim());
+    let ty = store_type(file, get, "ssl.truststore.type", &path)?;
+    let password = get("ssl.truststore.password").map(|p| p.value.as_str());
+    let keys = ["ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.password"];
+    let (certs, secrets) = keystore::read_truststore_entries(&path, ty, password).map_err(|e| store_error(file, get, e, p, keys))?;
+    skipped_notice(file, s, p, &secrets);
+    if ty == StoreType::Pem {
+        set(s, file, p, "ssl.ca.location", path.display().to_string());
+        return Ok(());
     }
+    s.notices.push(format!(
+        "{}: the {} CA certificate(s) of the truststore ({}) are handed to librdkafka in memory as ssl.ca.pem",
+        at(file, p),
+        certs.len(),
+        named(p, &path)
+    ));
+    set(s, file, p, "ssl.ca.pem", pem_of(&certs));
+    Ok(())
 }
 
 /// The keystore keys, as the client's own certificate and key.
-pub(super) fn keystore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &dyn Fn(&str) -> Option<&'a Property>) -> Result<(), ConfigError> {
+pub(super) fn keystore(file: &PropertiesFile, s: &mut ClientSettings, get: Get) -> Result<(), ConfigError> {
     let location = get("ssl.keystore.location");
-    let password = get("ssl.keystore.password");
     let key_password = get("ssl.key.password");
     let key = get("ssl.keystore.key");
     let chain = get("ssl.keystore.certificate.chain");
@@ -188,38 +163,57 @@ pub(super) fn keystore<'a>(file: &PropertiesFile, s: &mut ClientSettings, get: &
         }
         return Ok(());
     };
-    let (path, bytes) = read_store(file, p)?;
-    match sniff(&bytes) {
-        k @ (StoreKind::Jks | StoreKind::Jceks) => Err(java_store_error(file, p, k, "ssl.keystore.type")),
-        StoreKind::Pem => {
-            // A Java PEM keystore file holds the key and the chain.
-            set(s, file, p, "ssl.key.location", path.display().to_string());
-            set(s, file, p, "ssl.certificate.location", path.display().to_string());
-            if let Some(kp) = key_password {
-                set(s, file, kp, "ssl.key.password", kp.value.clone());
-            }
-            Ok(())
-        }
-        StoreKind::Pkcs12 => {
-            let Some(pw) = password else {
-                return Err(err(file, p, "a PKCS12 keystore needs ssl.keystore.password (librdkafka cannot open it without one)"));
-            };
-            if let Some(kp) = key_password.filter(|kp| kp.value != pw.value) {
-                return Err(err(
-                    file,
-                    kp,
-                    "a key password different from ssl.keystore.password is not supported by librdkafka; re-export the keystore with one password \
-                     (e.g. openssl pkcs12 -export) or remove ssl.key.password if it is not needed",
-                ));
-            }
-            let p12 = openssl::pkcs12::Pkcs12::from_der(&bytes).map_err(|_| err(file, p, format!("{} is not a valid PKCS12 file", named(p, &path))))?;
-            if p12.parse2(&pw.value).is_err() {
-                return Err(err(file, pw, format!("cannot open the keystore ({}) with this password", named(p, &path))));
-            }
-            set(s, file, p, "ssl.keystore.location", path.display().to_string());
-            set(s, file, pw, "ssl.keystore.password", pw.value.clone());
-            Ok(())
-        }
-        StoreKind::Unknown => Err(err(file, p, format!("{} is neither PEM, PKCS12 nor JKS", named(p, &path)))),
+    let path = PathBuf::from(p.value.trim());
+    let ty = store_type(file, get, "ssl.keystore.type", &path)?;
+    let password = get("ssl.keystore.password").map(|p| p.value.as_str());
+    let keys = ["ssl.keystore.type", "ssl.keystore.password", "ssl.key.password"];
+    let m = keystore::read_keystore(&path, ty, password, key_password.map(|k| k.value.as_str())).map_err(|e| store_error(file, get, e, p, keys))?;
+    keystore::check_validity(&path, &m).map_err(|e| store_error(file, get, e, p, keys))?;
+    if !m.others.is_empty() {
+        return Err(several_keys(file, p, &path, &m));
     }
+    skipped_notice(file, s, p, &m.secrets);
+    if ty == StoreType::Pem {
+        // A Java PEM keystore file holds the key and the chain; librdkafka
+        // reads it (and decrypts its key) itself.
+        set(s, file, p, "ssl.key.location", path.display().to_string());
+        set(s, file, p, "ssl.certificate.location", path.display().to_string());
+        if let Some(kp) = key_password {
+            set(s, file, kp, "ssl.key.password", kp.value.clone());
+        }
+        return Ok(());
+    }
+    let key_pem = m.key.private_key_to_pem_pkcs8().map_err(|e| err(file, p, format!("the private key cannot be encoded: {e}")))?;
+    s.notices.push(format!(
+        "{}: the private key{} of the keystore ({}) and its {} certificate(s) are handed to librdkafka in memory as ssl.key.pem and ssl.certificate.pem",
+        at(file, p),
+        if m.alias.is_empty() { String::new() } else { format!(" '{}'", m.alias) },
+        named(p, &path),
+        m.chain.len()
+    ));
+    set(s, file, p, "ssl.key.pem", String::from_utf8(key_pem).expect("PEM is ASCII"));
+    set(s, file, p, "ssl.certificate.pem", pem_of(&m.chain));
+    Ok(())
+}
+
+/// Java's SunX509 key manager picks among several keys by what the broker
+/// asks for in each handshake; librdkafka takes one key, so a store with
+/// several is refused with the command that keeps one.
+fn several_keys(file: &PropertiesFile, p: &Property, path: &Path, m: &keystore::KeyMaterial) -> ConfigError {
+    let mut aliases = vec![m.alias.clone()];
+    aliases.extend(m.others.iter().cloned());
+    aliases.sort();
+    let src = named(p, path);
+    let src_arg = if is_secret(&p.key) { format!("<{src}>") } else { src.clone() };
+    err(
+        file,
+        p,
+        format!(
+            "{src} holds {} private keys ({}); Java picks one per handshake, librdkafka takes one: make a store with the one to use, e.g.\n    \
+             keytool -importkeystore -srckeystore {src_arg} -destkeystore <new store> -srcalias <one of them>\n\
+             and set ssl.keystore.location to it",
+            aliases.len(),
+            aliases.join(", "),
+        ),
+    )
 }

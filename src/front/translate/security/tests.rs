@@ -102,51 +102,123 @@ fn pkcs12_truststore_becomes_ca_pem_whatever_its_declared_type() {
     assert_eq!(s.get("ssl.ca.pem"), Some(String::from_utf8(cert.to_pem().unwrap()).unwrap().as_str()));
     assert!(s.describe().iter().any(|l| l.contains("translated from ssl.truststore.location")));
     let e = fails(&format!("ssl.truststore.location={}\nssl.truststore.password=wrong-pw", store.display()));
-    assert!(e.contains("ssl.truststore.location") && e.contains("cannot be opened"), "{e}");
+    assert!(e.contains("p.properties:3: ssl.truststore.password:") && e.contains("cannot be opened"), "{e}");
     assert!(!e.contains("wrong-pw"), "{e}");
 }
 
+/// JKS and JCEKS were refused with a keytool conversion command; now
+/// they are read in memory and handed over as PEM, the key unencrypted
+/// and only in memory, its values redacted in the --check-config listing.
 #[test]
-fn jks_and_jceks_are_refused_with_the_keytool_command() {
+fn jks_and_jceks_stores_become_pem_in_memory() {
+    use crate::kafka::keystore::tests::{keytool_dir, keytool_store};
+    for ty in ["JKS", "JCEKS"] {
+        let (d, ca) = keytool_dir(&format!("translate-{ty}"));
+        let store = keytool_store(&d, ty, "keypass1");
+        let text = format!(
+            "ssl.truststore.type={ty}\nssl.truststore.location={0}\nssl.truststore.password=storepw\n\
+             ssl.keystore.type={ty}\nssl.keystore.location={0}\nssl.keystore.password=storepw\nssl.key.password=keypass1",
+            store.display()
+        );
+        let s = ok(&text);
+        assert_eq!(s.get("ssl.ca.pem"), Some(String::from_utf8(ca.to_pem().unwrap()).unwrap().as_str()), "{ty}");
+        let key = s.get("ssl.key.pem").unwrap_or_else(|| panic!("{ty}: no ssl.key.pem"));
+        assert!(key.starts_with("-----BEGIN PRIVATE KEY-----"), "{ty}: an unencrypted PKCS#8 key");
+        let cert = openssl::x509::X509::from_pem(s.get("ssl.certificate.pem").unwrap().as_bytes()).unwrap();
+        assert!(cert.public_key().unwrap().public_eq(&openssl::pkey::PKey::private_key_from_pem(key.as_bytes()).unwrap()), "{ty}");
+        for k in ["ssl.keystore.location", "ssl.key.location", "ssl.key.password", "ssl.keystore.password"] {
+            assert_eq!(s.get(k), None, "{ty}: {k} is not handed over");
+        }
+        let shown = s.describe().join("\n");
+        for line in [
+            "ssl.key.pem=[redacted]  # p.properties:6, translated from ssl.keystore.location",
+            "ssl.certificate.pem=[redacted]  # p.properties:6",
+            "ssl.ca.pem=[redacted]  # p.properties:3",
+        ] {
+            assert!(shown.contains(line), "{ty}: no '{line}' in\n{shown}");
+        }
+        assert!(!shown.contains("PRIVATE") && !shown.contains("storepw") && !shown.contains("keypass1"), "{shown}");
+        // JCEKS's secret key 'sec' (keytool_store adds one) is skipped, and said.
+        let skipped = s.notices.iter().any(|n| n.starts_with("p.properties:6: the secret-key entries of the store (sec) are skipped"));
+        assert_eq!(skipped, ty == "JCEKS", "{ty}: {:?}", s.notices);
+        let key_pw = fails(&text.replace("ssl.key.password=keypass1", "ssl.key.password=wrong-kp"));
+        assert!(
+            key_pw.starts_with("p.properties:8: ssl.key.password: the private key in the file in ssl.keystore.location cannot be recovered"),
+            "{ty}: {key_pw}"
+        );
+        let store_pw = fails(&text.replace("ssl.keystore.password=storepw", "ssl.keystore.password=wrong-sp"));
+        assert!(
+            store_pw.starts_with("p.properties:7: ssl.keystore.password: the file in ssl.keystore.location cannot be opened with this password"),
+            "{ty}: {store_pw}"
+        );
+        let trust_pw = fails(&text.replace("ssl.truststore.password=storepw", "ssl.truststore.password=wrong-tp"));
+        assert!(trust_pw.starts_with(&format!("p.properties:4: ssl.truststore.password: {} cannot be opened", store.display())), "{ty}: {trust_pw}");
+        for e in [key_pw, store_pw, trust_pw] {
+            assert!(!e.contains("wrong-") && !e.contains("storepw") && !e.contains("keypass1"), "{e}");
+        }
+        // Declared PKCS12, JCEKS bytes: Java 17 refuses them; the type's line says so.
+        if ty == "JCEKS" {
+            let e = fails(&text.replace("ssl.keystore.type=JCEKS", "ssl.keystore.type=PKCS12"));
+            assert!(
+                e.starts_with("p.properties:5: ssl.keystore.type: the file in ssl.keystore.location is a JCEKS store, not Pkcs12 (set the type to JCEKS)"),
+                "{e}"
+            );
+        }
+    }
+    // Cut-short stores: an error naming the file (the keystore by its key only).
     let d = dir();
     for (magic, name) in [([0xFEu8, 0xED, 0xFE, 0xED], "JKS"), ([0xCE, 0xCE, 0xCE, 0xCE], "JCEKS")] {
         let store = d.join(format!("store-{name}.jks"));
         std::fs::write(&store, [&magic[..], &[0, 0, 0, 2]].concat()).unwrap();
-        for (key, ty) in [("ssl.truststore.location", "ssl.truststore.type"), ("ssl.keystore.location", "ssl.keystore.type")] {
-            let e = fails(&format!("ssl.keystore.password=x\n{key}={}", store.display()));
-            // The keystore's path is secret (librdkafka flags ssl.key.location): named by its key only.
-            let (src, dest) = if key == "ssl.keystore.location" {
-                (format!("<the file in {key}>"), "<a new file>.p12".to_string())
-            } else {
-                (store.display().to_string(), store.with_extension("p12").display().to_string())
-            };
-            assert!(e.starts_with(&format!("p.properties:3: {key}: {src} is a {name} store")), "{e}");
-            assert!(e.contains(&format!("keytool -importkeystore -srckeystore {src} -srcstoretype {name} -destkeystore {dest} -deststoretype PKCS12")), "{e}");
-            assert!(e.contains(&format!("{ty}=PKCS12")), "{e}");
-            assert_eq!(e.contains(d.to_str().unwrap()), key == "ssl.truststore.location", "{e}");
-        }
+        let e = fails(&format!("ssl.truststore.type={name}\nssl.truststore.location={}", store.display()));
+        assert!(e.starts_with(&format!("p.properties:3: ssl.truststore.location: {}: it is not a JKS or JCEKS keystore", store.display())), "{e}");
+        let e = fails(&format!("ssl.keystore.password=x\nssl.keystore.type={name}\nssl.keystore.location={}", store.display()));
+        assert!(e.starts_with("p.properties:4: ssl.keystore.location: the file in ssl.keystore.location: it is not a JKS"), "{e}");
+        assert!(!e.contains(d.to_str().unwrap()), "{e}");
     }
     assert!(fails("ssl.truststore.location=/nonexistent/t.jks").contains("p.properties:2: ssl.truststore.location: cannot read /nonexistent/t.jks"));
     let e = fails("ssl.keystore.location=/nonexistent/k.p12");
     assert!(e.contains("p.properties:2: ssl.keystore.location: cannot read the file in ssl.keystore.location") && !e.contains("k.p12"), "{e}");
+    let e = fails("ssl.keystore.type=BKS\nssl.keystore.location=/nonexistent/k.p12");
+    assert!(e.contains("p.properties:2: ssl.keystore.type: 'BKS' is not a store type read here; use JKS, JCEKS, PKCS12 or PEM"), "{e}");
+}
+
+/// Several private keys: Java's key manager picks per handshake,
+/// librdkafka takes one; refused with the aliases and the keytool command.
+#[test]
+fn a_keystore_with_several_keys_is_refused_with_its_aliases() {
+    use crate::kafka::keystore::tests::{keytool, keytool_dir, keytool_store};
+    let (d, _) = keytool_dir("translate-several");
+    let store = keytool_store(&d, "JKS", "storepw");
+    keytool(&d, &["-genkeypair", "-alias", "other", "-keyalg", "EC", "-dname", "CN=other", "-keystore", "k.jks", "-storepass", "storepw"]);
+    let e = fails(&format!("ssl.keystore.location={}\nssl.keystore.password=storepw", store.display()));
+    assert!(e.starts_with("p.properties:2: ssl.keystore.location: the file in ssl.keystore.location holds 2 private keys (me, other)"), "{e}");
+    assert!(e.contains("keytool -importkeystore -srckeystore <the file in ssl.keystore.location> -destkeystore <new store> -srcalias <one of them>"), "{e}");
 }
 
 #[test]
-fn pkcs12_keystore_needs_its_password_and_one_password() {
+fn pkcs12_keystore_is_read_in_memory_with_its_password() {
     let d = dir();
     let (cert, key) = cert_and_key();
     let p12 = openssl::pkcs12::Pkcs12::builder().name("client").pkey(&key).cert(&cert).build2("storepw").unwrap();
     let store = d.join("client.p12");
     std::fs::write(&store, p12.to_der().unwrap()).unwrap();
     let s = ok(&format!("ssl.keystore.type=PKCS12\nssl.keystore.location={}\nssl.keystore.password=storepw\nssl.key.password=storepw", store.display()));
-    assert_eq!(s.get("ssl.keystore.location"), Some(store.to_str().unwrap()));
-    assert_eq!(s.get("ssl.keystore.password"), Some("storepw"));
-    assert!(s.describe().iter().all(|l| !l.contains("storepw")), "{:?}", s.describe());
-    assert!(fails(&format!("ssl.keystore.location={}", store.display())).contains("needs ssl.keystore.password"));
+    assert_eq!(s.get("ssl.key.pem"), Some(String::from_utf8(key.private_key_to_pem_pkcs8().unwrap()).unwrap().as_str()));
+    assert_eq!(s.get("ssl.certificate.pem"), Some(String::from_utf8(cert.to_pem().unwrap()).unwrap().as_str()));
+    assert_eq!(s.get("ssl.keystore.location"), None, "librdkafka no longer opens the file itself");
+    assert!(s.describe().iter().all(|l| !l.contains("storepw") && !l.contains("PRIVATE")), "{:?}", s.describe());
+    let e = fails(&format!("ssl.keystore.location={}", store.display()));
+    assert!(e.contains("p.properties:2: ssl.keystore.location:") && e.contains("ssl.keystore.password is not set"), "{e}");
+    // keytool makes PKCS12 with one password; Java opens the key with ssl.key.password and would fail.
     let e = fails(&format!("ssl.keystore.location={}\nssl.keystore.password=storepw\nssl.key.password=other", store.display()));
-    assert!(e.contains("p.properties:4: ssl.key.password") && e.contains("re-export"), "{e}");
+    assert!(e.contains("p.properties:4: ssl.key.password") && e.contains("protected by the store password"), "{e}");
     let e = fails(&format!("ssl.keystore.location={}\nssl.keystore.password=badpw", store.display()));
-    assert!(e.contains("p.properties:3: ssl.keystore.password: cannot open the keystore") && !e.contains("badpw"), "{e}");
+    assert!(
+        e.contains("p.properties:3: ssl.keystore.password: the file in ssl.keystore.location cannot be opened with this password") && !e.contains("badpw"),
+        "{e}"
+    );
+    assert!(!e.contains("client.p12"), "{e}");
 }
 
 #[test]
@@ -429,7 +501,7 @@ fn keys_the_protocol_does_not_use_are_ignored_as_java_does() {
     let s = ok(&format!("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n{jaas}"));
     assert_eq!(s.get("sasl.password"), Some("CANARY-pw"));
     assert!(s.warnings.iter().all(|w| !w.contains("not used")), "{:?}", s.warnings);
-    assert!(fails(&format!("security.protocol=SSL\n{ssl}")).contains("keytool"));
+    assert!(fails(&format!("security.protocol=SSL\n{ssl}")).contains("cut short"));
 }
 
 #[test]
