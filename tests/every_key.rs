@@ -11,6 +11,8 @@
 //! run that gets as far as listing topics waits out its metadata timeout
 //! against a closed port.
 
+// No test here needs the clusters, so `require_clusters!` goes unused.
+#[allow(unused_macros, unused_imports)]
 mod common;
 
 use std::collections::BTreeMap;
