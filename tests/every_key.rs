@@ -128,7 +128,7 @@ fn judge(drafts: &mut [Draft], args: impl Fn(&[PathBuf]) -> Vec<String>) -> Vec<
         let argv = args(&paths);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let (_, out) = run_to_exit(&argv);
-        let refusals: Vec<&str> = out.lines().filter(|l| l.contains("PROBLEM") || l.contains("error") || l.trim_start().starts_with("- ")).collect();
+        let refusals: Vec<&str> = out.lines().filter(|l| l.contains("PROBLEM") || l.trim_start().starts_with("- ")).collect();
         let mut refused_any = false;
         for (draft, p) in drafts.iter_mut().zip(&paths) {
             let lines: Vec<usize> = (0..draft.keys.len()).map(|i| draft.line_of(i)).collect();
@@ -256,4 +256,47 @@ fn every_mm1_client_key_is_honoured_or_named() {
     });
     let silent = report(&verdicts);
     assert!(silent.is_empty(), "{} MM1 client keys accepted and never mentioned by --check-config: {silent:#?}", silent.len());
+}
+
+/// The keys issue #30 names as read and unused: each is listed in the
+/// connector settings (its origin shown), so the walk above counts it as
+/// spoken of; here each must also get its own warning (a note for the
+/// worker's `config.storage.*` / `status.storage.*`) saying it has no
+/// effect, while the values that ask for what the mirror does anyway
+/// (use.defaults.from=target, use.incremental.alter.configs=never) get none.
+#[test]
+fn keys_read_and_unused_are_warned_about() {
+    let lines = [
+        "clusters=A, B",
+        "A.bootstrap.servers=127.0.0.1:1",
+        "B.bootstrap.servers=127.0.0.1:2",
+        "A->B.enabled=true",
+        "refresh.groups.interval.seconds=30",
+        "A->B.refresh.groups.enabled=false",
+        "use.incremental.alter.configs=requested",
+        "A->B.use.defaults.from=source",
+        "errors.tolerance=all",
+        "consumer.poll.timeout.ms=500",
+        "A->B.admin.timeout.ms=1000",
+        "B.config.storage.topic=configs",
+        "status.storage.replication.factor=1",
+        "A.admin.request.timeout.ms=5000",
+        "A->B.admin.retries=3",
+        "A->B.target.admin.sasl.mechanism=PLAIN",
+        // Honoured: the mirror does what these ask.
+        "B->A.use.defaults.from=target",
+        "B->A.use.incremental.alter.configs=never",
+    ];
+    let file = props("mm2.properties", &lines.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+    let (code, out) = run_to_exit(&["--mm2.config", &path(&file), "--check-config"]);
+    assert!(code == 0 && !out.contains("PROBLEM"), "the file was refused (exit {code}):\n{out}");
+    for (i, line) in lines.iter().enumerate().skip(4) {
+        let key = line.split_once('=').unwrap().0;
+        let n = i + 1;
+        // The Connect worker's topic keys (which Kafka's sample file sets) get a note, the rest a warning.
+        let kind = if key.contains("storage.") { "note" } else { "WARNING" };
+        let warned = out.lines().any(|l| l.contains(kind) && l.contains("has no effect") && mentions(l, &file, n, key) && l.contains(key));
+        let honoured = line.starts_with("B->A.");
+        assert_eq!(warned, !honoured, "line {n} ({line}): warned={warned}; output:\n{out}");
+    }
 }
