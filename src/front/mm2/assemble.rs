@@ -173,6 +173,9 @@ pub fn client_props(path: &std::path::Path, mut m: Config<'_>, mut defaults: Vec
         let value = java_trim(&v.value);
         if d.key == keys::CLIENT_ID {
             d.value = format!("{value}|{}", d.value);
+            if let Some(p) = v.from {
+                notes.push(format!("{}:{}: {}={value}: the client's id is {}, as Java's addClientId makes it", path.display(), p.line, p.key, d.value));
+            }
         } else if let Some(p) = v.from.filter(|_| !value.eq_ignore_ascii_case(&d.value)) {
             notes.push(format!(
                 "{}:{}: {}={} is replaced by {}={}, as Java MirrorMaker 2 does: {}",
@@ -296,7 +299,8 @@ mod tests {
         assert!(c.file.get("enable.auto.commit").is_none() && c.file.get("client.id").is_none());
         let keys: Vec<_> = c.defaults.iter().map(|d| (d.key, d.value.as_str())).collect();
         assert_eq!(keys, [("enable.auto.commit", "false"), ("client.id", "mine|A->B|x")]);
-        assert_eq!(notes.len(), 1);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[1].starts_with("mm2.properties:2: A.consumer.client.id=mine: the client's id is mine|A->B|x"), "{}", notes[1]);
         assert!(notes[0].starts_with("mm2.properties:1: A.consumer.enable.auto.commit=true is replaced by enable.auto.commit=false"), "{}", notes[0]);
     }
 }

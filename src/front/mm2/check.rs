@@ -91,6 +91,10 @@ fn describe_flow(out: &mut String, flow: &Flow) {
     for w in flow.source.warnings.iter().chain(&flow.target.settings.warnings) {
         let _ = writeln!(out, "  WARNING: {w}");
     }
+    // What the clients' translation says of keys it does not pass on (max.poll.records, ...).
+    for n in flow.source.notices.iter().chain(&flow.target.settings.notices) {
+        let _ = writeln!(out, "  note: {n}");
+    }
     let _ = writeln!(out, "  topics: {}", flow.filter.description());
     let _ = writeln!(out, "  {}", delivery(flow));
     let consumer: Result<BaseConsumer, _> = flow.source.client_config().create();

@@ -392,6 +392,51 @@ pub fn dead_key(key: &str) -> Option<&'static str> {
     }
 }
 
+/// Keys Java's connectors or Connect worker read that have nothing to act
+/// on in this mirror (issue #30 item 6): accepted, and each line is named
+/// in one warning at start with the reason. `None`: the key is honoured (or
+/// judged elsewhere).
+pub fn no_effect_here(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "tasks.max.enforce" => "Connect's check that a connector makes no more tasks than tasks.max; here tasks.max is the number of streams, never exceeded",
+        "key.converter" | "value.converter" | "header.converter" => {
+            "keys, values and headers are copied as bytes, as MirrorMaker 2's ByteArrayConverter does; this mirror runs no converter"
+        }
+        "predicates" => "predicates only pick the records of Connect transforms (SMTs), which this mirror does not run",
+        "config.action.reload" => "Connect restarts a connector when a config provider's value changes; this mirror reads the file once, at start",
+        "errors.retry.timeout" | "errors.retry.delay.max.ms" | "errors.tolerance" | "errors.log.enable" | "errors.log.include.messages" => {
+            "Connect's error handling of converters, transforms and (errors.tolerance=all) records the producer could not send; this mirror runs \
+             no converter or transform, retries a send until it succeeds and stops the flow on a record the target refuses for good \
+             (it never skips one), and logs every failure"
+        }
+        "metric.reporters" | "auto.include.jmx.reporter" => {
+            "Java's metrics reporters (JMX and plug-ins); this mirror has no JMX: its counters are served in Prometheus's format (--metrics.port)"
+        }
+        "consumer.poll.timeout.ms" => {
+            "how long a Java task's poll waits for records; this mirror's streams hand records on as they arrive, so no poll timeout applies"
+        }
+        "admin.timeout.ms" => "the deadline of the Java connectors' admin calls; this mirror's admin calls keep their own fixed deadlines",
+        "use.incremental.alter.configs" => {
+            "topic configs are synced with AlterConfigs: the source topic's own configs are set on the target topic and the target's \
+             other overrides are kept, so an override deleted at the source stays on the target (Java's requested and required \
+             delete it there); set it to never to say that is what you want"
+        }
+        "use.defaults.from" => {
+            "only the configs set on the source topic are synced (Java's default, use.defaults.from=target); the source's default values \
+             are never copied"
+        }
+        "refresh.groups.interval.seconds" | "refresh.groups.enabled" => {
+            "the source's consumer groups are listed again every emit.checkpoints.interval.seconds, so a new group gets checkpoints \
+             sooner than with Java's refresh, and a deleted one is forgotten sooner"
+        }
+        _ if key.starts_with("config.storage.") || key.starts_with("status.storage.") => {
+            "Java's Connect worker keeps its connectors' configs and status in these topics; this mirror's configuration is the file \
+             and its status is in its logs and metrics, so it makes and reads neither topic"
+        }
+        _ => return None,
+    })
+}
+
 /// Names users reach for that are not close in spelling to the real one.
 const KNOWN_MISTAKES: &[(&str, &str)] = &[
     ("topics.whitelist", TOPICS.name),

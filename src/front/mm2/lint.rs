@@ -7,9 +7,9 @@
 //! what the file plainly asks is an error.
 
 use super::keys::{
-    dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, worker_def,
-    BOOTSTRAP_SERVERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, LISTENERS, NAME, PREDICATES,
-    SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
+    dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, no_effect_here,
+    worker_def, BOOTSTRAP_SERVERS, CLUSTERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, LISTENERS, NAME,
+    PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, USE_INCREMENTAL_ALTER_CONFIGS, WORKER_KEYS,
 };
 
 /// The keys that name a flow's connector or its clusters, which the driver sets per flow.
@@ -135,6 +135,11 @@ fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, m
 fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
+    // Only keys Java keeps at top level: the others get the message that says where they belong.
+    if let Some(why) = no_effect(key, &p.value).filter(|_| is_top_level_known(key)) {
+        no_effect_said(msgs, at, key, why);
+        return Ok(());
+    }
     match key {
         _ if names_the_flow(key) => {
             return Err(ConfigError::at(file, p, format!("{key} at top level would give every flow the same {key} (Java keeps it over the driver's per-flow value)"))
@@ -146,6 +151,13 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
             java_trim(&p.value)
         )),
         DEDICATED_MODE_ENABLE_INTERNAL_REST | LISTENERS => msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none")),
+        // The rest of MirrorMakerConfig's own keys but the client keys: the REST server's.
+        _ if DRIVER_KEYS.contains(&key) && key != CLUSTERS && key != CONFIG_PROVIDERS => {
+            msgs.note(format!("{at}: {key} configures Java's Connect REST server; this mirror has none"))
+        }
+        _ if key == CONFIG_PROVIDERS && !java_trim(&p.value).is_empty() && !file.props.iter().any(|q| q.value.contains("${")) => msgs.warn(format!(
+            "{at}: {key} has no effect: no value in the file refers to a provider ('${{name:...}}'), so no provider would be asked for anything"
+        )),
         _ if is_top_level_known(key) => {}
         _ if key == USE_DEFAULTS_FROM.name || is_source_connector_key(key) => msgs.warn(format!(
             "{at}: {key} is ignored at top level: Java keeps only keys of the MirrorMaker connectors' ConfigDefs there; write <source>-><target>.{key} for each flow"
@@ -163,6 +175,41 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
         _ => unknown_top_level(at, key, aliases, msgs),
     }
     Ok(())
+}
+
+/// Why a key Java reads does nothing here, for the one warning its line
+/// gets; `None` when this mirror honours it with this value (the value
+/// that asks for what the mirror does anyway is honoured).
+fn no_effect(key: &str, value: &str) -> Option<&'static str> {
+    let honoured = match key {
+        k if k == USE_DEFAULTS_FROM.name => java_trim(value) == "target",
+        k if k == USE_INCREMENTAL_ALTER_CONFIGS.name => java_trim(value) == "never",
+        _ => false,
+    };
+    no_effect_here(key).filter(|_| !honoured)
+}
+
+/// The warning of an `admin.*` layer line: Java builds each admin client
+/// from these keys over the cluster's; this mirror does not (yet).
+fn admin_layer(at: &str, key: &str, k: &str) -> String {
+    format!(
+        "{at}: {key} has no effect in this mirror: its admin clients are built from the settings of the flow's clients instead (the source \
+         consumer's for the source cluster, the target producer's for the target), not from admin.* keys; write {k} where those clients \
+         read it (the cluster's own key, or its consumer.*/producer.* layer) if the admin clients need it"
+    )
+}
+
+/// One line for a key with no effect here: a warning, but a note for the
+/// Connect worker's own topics (`config.storage.*`, `status.storage.*`),
+/// which Kafka's sample file sets and which cost nothing to leave in.
+fn no_effect_said(msgs: &mut Messages, at: &str, key: &str, why: &str) {
+    let said = format!("{at}: {key} has no effect in this mirror: {why}");
+    let worker_topic = ["config.storage.", "status.storage."].iter().any(|w| key.starts_with(w) || key.contains(&format!(".{w}")));
+    if worker_topic {
+        msgs.note(said)
+    } else {
+        msgs.warn(said)
+    }
 }
 
 fn is_role_prefixed(key: &str) -> bool {
@@ -198,8 +245,17 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
              (every flow into {alias}) or <source>->{alias}.producer.override.{k} (one flow)"
         ));
     }
+    if let Some(why) = no_effect(rest, &p.value) {
+        return no_effect_said(msgs, at, key, why);
+    }
+    if rest == "admin.listeners" {
+        return msgs.note(format!("{at}: {key} configures the admin listeners of Java's Connect REST server; this mirror has none"));
+    }
     if is_role_prefixed(rest) {
         let (role, k) = rest.split_once('.').unwrap_or((rest, ""));
+        if role == "admin" && !is_connector_key(rest) {
+            return msgs.warn(admin_layer(at, key, k));
+        }
         if is_connector_key(rest) {
             return msgs.warn(format!(
                 "{at}: {key} does nothing: {rest} is a connector setting, which Java reads at top level or per flow, and the {role} ignores '{k}'; \
@@ -237,6 +293,10 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
         msgs.warn(format!("{at}: {key} is ignored: a cluster does not replicate into itself, and Java creates no flow {source}->{target}"));
         return Ok(());
     }
+    if let Some(why) = no_effect(rest, &p.value) {
+        no_effect_said(msgs, at, key, why);
+        return Ok(());
+    }
     match rest {
         _ if names_the_flow(rest) => {
             return Err(ConfigError::at(
@@ -256,6 +316,9 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
             &rest[9..],
             &rest[9..]
         )),
+        _ if !is_connector_key(rest) && ["admin.", "source.admin.", "target.admin."].iter().any(|r| rest.starts_with(r)) => {
+            msgs.warn(admin_layer(at, key, rest.rsplit_once("admin.").map_or(rest, |(_, k)| k)))
+        }
         _ if is_role_prefixed(rest) || rest.starts_with("source.") || rest.starts_with("target.") => {}
         _ if [TRANSFORMS, PREDICATES, "errors.", CONFIG_PROVIDERS].iter().any(|x| rest.starts_with(x)) => {}
         _ => match dead_key(rest) {

@@ -129,10 +129,23 @@ impl<'f> Translation<'f> {
 
     /// Auto-commit keys, known only once the interval may have been read.
     fn auto_commit(&mut self) {
+        let on = self.auto_commit.is_some_and(|(on, _)| on);
+        if let Some((ms, p)) = self.auto_commit_interval {
+            let at = self.file.at(p);
+            self.s.notices.push(if on {
+                format!("{at}: {}={ms}: acknowledged offsets are committed every {ms} ms unless --offset.commit.interval.ms is given", p.key)
+            } else {
+                format!(
+                    "{at}: {} is not used: auto-commit is off, so the mirror commits what the target acknowledged every --offset.commit.interval.ms \
+                     (Java reads the interval only with auto-commit on)",
+                    p.key
+                )
+            });
+        }
         let Some((on, p)) = self.auto_commit else { return };
         let at = self.file.at(p);
         if on {
-            let ms = self.auto_commit_interval.unwrap_or(60_000);
+            let ms = self.auto_commit_interval.map_or(60_000, |(ms, _)| ms);
             self.s.notices.push(format!(
                 "{at}: {}=true: auto-commit is never handed to the client (it would commit records the target does not have yet); \
                  acknowledged offsets are committed every {ms} ms (auto.commit.interval.ms) unless --offset.commit.interval.ms is given",

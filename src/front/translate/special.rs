@@ -63,14 +63,22 @@ pub(super) fn enable_auto_commit<'f>(t: &mut Translation<'f>, p: &'f Property) -
     Ok(())
 }
 
-pub(super) fn auto_commit_interval_ms(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
-    t.auto_commit_interval = Some(parse_long(t.file, p)?.max(0) as u64);
+/// Settled in [`Translation::auto_commit`], which says whether it is used.
+pub(super) fn auto_commit_interval_ms<'f>(t: &mut Translation<'f>, p: &'f Property) -> Result<(), ConfigError> {
+    t.auto_commit_interval = Some((parse_long(t.file, p)?.max(0) as u64, p));
     Ok(())
 }
 
-/// Applied by the mirror's topic filter, not by librdkafka.
+/// Applied by the mirror's topic filter, not by librdkafka; said, since
+/// no librdkafka setting lists it with its line.
 pub(super) fn exclude_internal_topics(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
     t.s.exclude_internal_topics = parse_java_bool(t.file, p)?;
+    let what = if t.s.exclude_internal_topics {
+        "are never mirrored, even when the include pattern names them"
+    } else {
+        "are mirrored when the include pattern names them"
+    };
+    t.s.notices.push(format!("{}: {}={}: internal topics (__consumer_offsets, __transaction_state) {what}", t.file.at(p), p.key, t.s.exclude_internal_topics));
     Ok(())
 }
 
@@ -225,6 +233,9 @@ pub(super) fn partitioner_class(t: &mut Translation<'_>, p: &Property) -> Result
 pub(super) fn partitioner_ignore_keys(t: &mut Translation<'_>, p: &Property) -> Result<(), ConfigError> {
     if parse_java_bool(t.file, p)? {
         t.set(p, "partitioner", "random".into());
+    } else {
+        // Java's default: nothing to set, but the line is not passed over in silence.
+        t.s.notices.push(format!("{}: {}=false is Java's default: keyed records are placed by their key, as without the line", t.file.at(p), p.key));
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ pub(super) struct Translation<'f> {
     pub(super) levels: Vec<(&'static str, &'f Property)>,
     pub(super) chunks: Option<&'f Property>,
     pub(super) auto_commit: Option<(bool, &'f Property)>,
-    pub(super) auto_commit_interval: Option<u64>,
+    pub(super) auto_commit_interval: Option<(u64, &'f Property)>,
 }
 
 impl<'f> Translation<'f> {
