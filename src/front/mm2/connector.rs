@@ -73,7 +73,7 @@ pub fn read(name: &str, config: &[(String, String)], worker: &PropertiesFile) ->
     let path = origin(name);
     // Line numbers are the key's place in the body as sent (serde_json
     // keeps the order: its preserve_order feature), 1-based.
-    let props = config.iter().enumerate().map(|(i, (k, v))| Property { key: k.clone(), value: v.clone(), line: i + 1 }).collect();
+    let props = config.iter().enumerate().map(|(i, (k, v))| Property { key: k.clone(), value: v.clone(), line: i + 1, resolved: None }).collect();
     let file = PropertiesFile { path: path.clone(), props };
     let class = file.get(CONNECTOR_CLASS).ok_or_else(|| {
         ConfigError::in_file(&path, format!("{CONNECTOR_CLASS} is missing")).with_key(CONNECTOR_CLASS).with_fix(format!("set it to one of {}", classes()))
