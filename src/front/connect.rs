@@ -141,8 +141,10 @@ type Lint = fn(&PropertiesFile, &mut Vec<String>, &mut Vec<String>);
 /// standalone worker's with its offsets file.
 /// `lint` is the mode's: standalone names the distributed-only keys.
 fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>, lint: Lint) -> Result<WorkerConfig, ConfigError> {
+    // Java's WorkerConfig resolves its own file with its providers first.
+    let (file, provider_warnings) = crate::front::providers::resolve_worker_file(file)?;
     let settings = connector::worker_settings(&file)?;
-    let (mut warnings, mut notices) = (Vec::new(), Vec::new());
+    let (mut warnings, mut notices) = (provider_warnings, Vec::new());
     lint(&file, &mut warnings, &mut notices);
     let rest = listeners::listeners(&file)?;
     let bind = rest[0].bind();

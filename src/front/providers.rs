@@ -81,6 +81,18 @@ pub fn resolve_file(file: PropertiesFile, trim: bool) -> Result<(PropertiesFile,
     Ok((resolved, providers.warnings))
 }
 
+/// A Connect worker's file with its own references resolved, its provider
+/// keys kept: as in Java, the worker's providers also resolve the configs
+/// of the connectors it runs ([`Providers::declared`] on the kept keys).
+pub fn resolve_worker_file(file: PropertiesFile) -> Result<(PropertiesFile, Vec<String>), ConfigError> {
+    let providers = Providers::declared(&file)?;
+    let mut props = Vec::with_capacity(file.props.len());
+    for p in &file.props {
+        props.push(if is_provider_key(&p.key) { p.clone() } else { providers.resolve(&file, p, true)? });
+    }
+    Ok((PropertiesFile { path: file.path.clone(), props }, providers.warnings))
+}
+
 impl Providers {
     /// The providers `file` declares in `config.providers`, each configured
     /// from its `config.providers.NAME.*` keys; a name without its class,
