@@ -12,6 +12,7 @@ use mirror_maker::front::check;
 use mirror_maker::front::mm1::{self, cli};
 use mirror_maker::front::mm2;
 use mirror_maker::front::properties::ConfigError;
+use mirror_maker::kafka::secrets::scrubbed;
 use mirror_maker::ops::logfile::LogFile;
 use mirror_maker::ops::pidfile;
 use mirror_maker::ops::shutdown::ExitStatus;
@@ -46,7 +47,9 @@ fn init_logging(log_file: Option<&Arc<LogFile>>) {
     builder
         .format(|buf, record| {
             let thread = std::thread::current();
-            writeln!(buf, "[{}] {} [{}] {}", buf.timestamp_millis(), record.level(), thread.name().unwrap_or("main"), record.args())
+            // Values fetched by config providers never reach a log line.
+            let text = scrubbed(&record.args().to_string());
+            writeln!(buf, "[{}] {} [{}] {text}", buf.timestamp_millis(), record.level(), thread.name().unwrap_or("main"))
         })
         .init();
 }
@@ -138,6 +141,7 @@ fn start(plan: Result<mirror_maker::plan::Plan, ConfigError>, log_file: Option<A
 
 /// Says why the mirror did not start, in the log and on stderr.
 fn not_started(why: &dyn std::fmt::Display) -> ExitStatus {
+    let why = scrubbed(&why.to_string());
     log::error!("Exception when starting mirror maker: {why}");
     eprintln!("mirror-maker: {why}");
     ExitStatus::Config

@@ -22,7 +22,6 @@ use rdkafka::producer::{BaseProducer, Producer};
 
 use crate::front::mm1;
 use crate::front::mm1::cli::Options;
-use crate::front::properties;
 use crate::front::translate;
 use crate::kafka::settings;
 use crate::kafka::settings::{ClientSettings, Role};
@@ -95,7 +94,8 @@ fn describe_cluster(r: &mut Report, what: &str, bootstrap: &str, id: Option<Stri
 /// Runs the check; returns the exit status.
 pub fn run(options: &Options) -> ExitStatus {
     let (text, code) = report(options);
-    print!("{text}");
+    // Values fetched by config providers never show, even in a message that prints a value.
+    print!("{}", crate::kafka::secrets::scrubbed(&text));
     code
 }
 
@@ -159,7 +159,7 @@ fn check_checkpoints(r: &mut Report, options: &Options, handler: &Handler) {
 fn check_target(r: &mut Report, options: &Options, topts: settings::TranslateOptions) -> Cluster {
     r.line("");
     r.line(format!("== producer (target cluster): {}", options.producer_config.display()));
-    let target = match properties::load(&options.producer_config).and_then(|f| translate::translate_with(&f, Role::Producer, topts)) {
+    let target = match translate::load(&options.producer_config, Role::Producer, topts) {
         Ok(s) => Some(s),
         Err(e) => {
             r.problem(e.to_string());
@@ -196,7 +196,7 @@ fn check_source(
 ) {
     r.line("");
     r.line(format!("== consumer {} (source cluster): {}", i + 1, path.display()));
-    let settings = properties::load(path).and_then(|f| translate::translate_with(&f, Role::Consumer, topts)).and_then(|mut s| {
+    let settings = translate::load(path, Role::Consumer, topts).and_then(|mut s| {
         translate::resolve_brokers(&mut s)?;
         Ok(s)
     });

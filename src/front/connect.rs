@@ -141,8 +141,10 @@ type Lint = fn(&PropertiesFile, &mut Vec<String>, &mut Vec<String>);
 /// standalone worker's with its offsets file.
 /// `lint` is the mode's: standalone names the distributed-only keys.
 fn checked_worker(file: PropertiesFile, offsets_file: Option<PathBuf>, lint: Lint) -> Result<WorkerConfig, ConfigError> {
+    // Java's WorkerConfig resolves its own file with its providers first.
+    let (file, provider_warnings) = crate::front::providers::resolve_worker_file(file)?;
     let settings = connector::worker_settings(&file)?;
-    let (mut warnings, mut notices) = (Vec::new(), Vec::new());
+    let (mut warnings, mut notices) = (provider_warnings, Vec::new());
     lint(&file, &mut warnings, &mut notices);
     let rest = listeners::listeners(&file)?;
     let bind = rest[0].bind();
@@ -344,14 +346,14 @@ pub fn plan(name: &str, config: &[(String, String)], worker: &WorkerConfig, drai
     let mut flow = read.flow;
     if let Some(ms) = session_within(worker.scheduled_rebalance_max_delay_ms) {
         if flow.consumer.file.get("session.timeout.ms").is_none() {
-            flow.consumer.file.props.push(Property { key: "session.timeout.ms".into(), value: ms.to_string(), line: 0 });
+            flow.consumer.file.props.push(Property { key: "session.timeout.ms".into(), value: ms.to_string(), line: 0, resolved: None });
         }
     }
     if read.kind == Kind::Checkpoint {
         // Its group must not be the source connector's, or the two would
         // split the partitions between a copier and a flow that copies nothing.
         flow.consumer.file.props.retain(|p| p.key != "group.id");
-        flow.consumer.file.props.push(Property { key: "group.id".into(), value: format!("mm2.{name}.checkpoints"), line: 0 });
+        flow.consumer.file.props.push(Property { key: "group.id".into(), value: format!("mm2.{name}.checkpoints"), line: 0, resolved: None });
     }
     let cfg = Mm2Config { path: path.clone(), clusters: Vec::new(), flows: vec![flow], warnings: Vec::new(), notices: Vec::new() };
     let ops = Ops { drain_timeout, stats_interval: Duration::ZERO, metrics: None, label_flows: true };

@@ -29,7 +29,7 @@ use rdkafka::message::Message;
 use rdkafka::ClientConfig;
 
 use crate::formats::Checkpoint;
-use crate::front::properties::{self, ConfigError};
+use crate::front::properties::ConfigError;
 use crate::front::{mm2, translate};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::settings::{ClientSettings, Role};
@@ -156,7 +156,7 @@ pub fn run(args: &[String]) -> ExitStatus {
     match translate_offsets(&args, &mut std::io::stdout().lock()) {
         Ok(()) => ExitStatus::Ok,
         Err(e) => {
-            eprintln!("mirror-maker {COMMAND}: {e}");
+            eprintln!("mirror-maker {COMMAND}: {}", crate::kafka::secrets::scrubbed(&e.to_string()));
             ExitStatus::Config
         }
     }
@@ -165,7 +165,7 @@ pub fn run(args: &[String]) -> ExitStatus {
 /// The target's settings and a name for it in messages.
 fn target_settings(args: &Args) -> Result<(ClientSettings, String), FailoverError> {
     if let Some(path) = &args.target_config {
-        let settings = translate::translate(&properties::load(path)?, Role::Producer)?;
+        let settings = translate::load(path, Role::Producer, Default::default())?;
         let name = format!("{} (--target.config {})", settings.bootstrap, path.display());
         return Ok((settings, name));
     }
@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn producer_keys_stay_out_of_the_reading_client() {
-        let file = properties::parse(
+        let file = crate::front::properties::parse(
             std::path::Path::new("p.properties"),
             b"bootstrap.servers=b:9092\nacks=all\nsecurity.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nlinger.ms=5\n",
         )

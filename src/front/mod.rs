@@ -5,6 +5,8 @@
 //! Shared by every front-end: [`properties`] reads files as Java does and
 //! [`translate`] turns Java (and 0.8) client properties into librdkafka
 //! settings (`kafka::settings`, which the plan carries below the engine).
+//! [`providers`] resolves `${provider:path:key}` references as Java's
+//! config providers do, once, as files are loaded.
 //! [`check`] prints `--check-config`; [`failover`] is the failover command.
 
 pub mod check;
@@ -13,4 +15,5 @@ pub mod failover;
 pub mod mm1;
 pub mod mm2;
 pub mod properties;
+pub mod providers;
 pub mod translate;

@@ -11,6 +11,11 @@ pub struct Property {
     pub key: String,
     pub value: String,
     pub line: usize,
+    /// The config-provider references (`${file:/p:k}`, …) this value was
+    /// resolved from, as written; `None` for a value taken as written. A
+    /// resolved value is a secret: messages name the key and these
+    /// references, never the value (see `front::providers`).
+    pub resolved: Option<String>,
 }
 
 /// A loaded properties file; a repeated key keeps its last value, as in Java.
@@ -52,7 +57,12 @@ impl ConfigError {
     }
 
     /// A problem of one line of a file; the key is the line's.
+    /// A value a config provider gave is named by its reference, never shown.
     pub fn at(file: &PropertiesFile, p: &Property, problem: impl Into<String>) -> Self {
+        let problem = match &p.resolved {
+            Some(refs) => format!("{} (the value of {} comes from {refs})", problem.into(), p.key),
+            None => problem.into(),
+        };
         ConfigError { file: Some(file.path.clone()), line: Some(p.line), key: Some(p.key.clone()), ..ConfigError::new(problem) }
     }
 
@@ -124,7 +134,7 @@ pub fn parse(path: &Path, text: &[u8]) -> Result<PropertiesFile, ConfigError> {
             if let Some(old) = index.insert(key.clone(), slots.len()) {
                 slots[old] = None;
             }
-            slots.push(Some(Property { key, value, line: line.line_number() }));
+            slots.push(Some(Property { key, value, line: line.line_number(), resolved: None }));
         }
     }
     Ok(PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() })
@@ -289,7 +299,7 @@ mod tests {
         let e = ConfigError::at(&file, p, "k='v' is wrong").with_fix("write w");
         assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("k")));
         assert_eq!(e.to_string(), "c.properties:2: k='v' is wrong; write w");
-        let default = Property { key: "k".into(), value: "v".into(), line: 0 };
+        let default = Property { key: "k".into(), value: "v".into(), line: 0, resolved: None };
         assert_eq!(ConfigError::at(&file, &default, "bad").to_string(), "c.properties (not in the file: set as MirrorMaker 2 sets it): bad");
         assert_eq!(ConfigError::in_file(Path::new("c.properties"), "group.id is missing").to_string(), "c.properties: group.id is missing");
         assert_eq!(ConfigError::new("--x: bad").with_key("--x").to_string(), "--x: bad");

@@ -82,3 +82,76 @@ pub fn secret_keys() -> Vec<String> {
     keys.dedup();
     keys
 }
+
+/// Values the front fetched from outside the files (config providers),
+/// secret whatever their key: the last line of defence, so that no log
+/// line, error or report shows one even where a message prints a value it
+/// did not know to hide.
+static NEVER_SHOWN: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds `value` to the values [`scrubbed`] hides for the life of the process.
+///
+/// Values under 4 characters are not taken: hiding every standalone `1`
+/// or `on` in every log line would garble partition numbers and counts for
+/// a value that is no password anyway (a replication factor read from a
+/// file). Those are still redacted wherever the value's key and origin are
+/// known: `--check-config`, the MM2 origins and configuration errors.
+pub fn never_show(value: &str) {
+    // Trimmed: a value read with its trailing newline is used trimmed, and
+    // the trimmed text is inside the untrimmed one, so both are hidden.
+    let value = value.trim();
+    if value.chars().count() < 4 {
+        return;
+    }
+    let mut list = NEVER_SHOWN.write().unwrap_or_else(|e| e.into_inner());
+    if !list.iter().any(|v| v == value) {
+        list.push(value.to_string());
+        // Longest first, so a value containing another is hidden whole.
+        list.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+}
+
+/// `text` with every value given to [`never_show`] written `[redacted]`.
+/// A short value (under 8 characters) is hidden only where it stands
+/// alone (no letter or digit either side): hiding every `1` or `on` would
+/// garble line numbers and words, and a short value inside a longer word
+/// is that word, not the value.
+pub fn scrubbed(text: &str) -> String {
+    let list = NEVER_SHOWN.read().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    for v in list.iter() {
+        out = if v.chars().count() >= 8 { out.replace(v.as_str(), "[redacted]") } else { replace_alone(&out, v) };
+    }
+    out
+}
+
+/// `text` with each occurrence of `v` that no letter or digit touches replaced.
+fn replace_alone(text: &str, v: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(v) {
+        let before = rest[..i].chars().last().or_else(|| out.chars().last());
+        let after = rest[i + v.len()..].chars().next();
+        let alone = !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric);
+        out.push_str(&rest[..i]);
+        out.push_str(if alone { "[redacted]" } else { v });
+        rest = &rest[i + v.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod scrub_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_never_shown_is_redacted_wherever_a_text_holds_it() {
+        never_show("canary-long-secret-1");
+        never_show("pw9z");
+        never_show("ab");
+        let t = scrubbed("a: 'canary-long-secret-1' and qcanary-long-secret-1q; pw9z at line pw9z9, \"pw9z\" ab");
+        assert_eq!(t, "a: '[redacted]' and q[redacted]q; [redacted] at line pw9z9, \"[redacted]\" ab");
+        assert_eq!(scrubbed("nothing here"), "nothing here");
+    }
+}

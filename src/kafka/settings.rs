@@ -45,6 +45,12 @@ pub struct ClientSettings {
     /// 0.8's `kafka.producer.ByteArrayPartitioner`: keyed records are placed
     /// by `abs(Arrays.hashCode(key)) % n` (a custom partitioner).
     pub byte_array_partitioner: bool,
+    /// Places (`file:line`, as in [`Origin::File`]) whose value was not
+    /// written there but fetched from elsewhere, with text saying from
+    /// where: every setting from such a place is shown redacted, with that
+    /// text beside its origin. The front decides what is fetched; this
+    /// layer only keeps such values out of sight.
+    pub fetched: BTreeMap<String, String>,
 }
 
 /// Choices the command line makes about how files are read.
@@ -83,16 +89,22 @@ impl ClientSettings {
         self.entries
             .iter()
             .map(|(k, (v, o))| {
-                let origin = match o {
-                    Origin::File { at, key } if key == k => at.clone(),
-                    Origin::File { at, key } => format!("{at}, translated from {key}"),
-                    Origin::Default(why) => format!("default: {why}"),
+                let fetched = match o {
+                    Origin::File { at, .. } => self.fetched.get(at),
+                    Origin::Default(_) => None,
+                };
+                let origin = match (o, fetched) {
+                    (Origin::File { at, key }, Some(from)) if key == k => format!("{at}, {key} via {from}"),
+                    (Origin::File { at, key }, Some(from)) => format!("{at}, translated from {key} via {from}"),
+                    (Origin::File { at, key }, None) if key == k => at.clone(),
+                    (Origin::File { at, key }, None) => format!("{at}, translated from {key}"),
+                    (Origin::Default(why), _) => format!("default: {why}"),
                 };
                 // Free text made from a secret key's value is secret too (a
                 // PEM keystore's path in ssl.certificate.location, the JAAS
                 // scope); flags and enums derived from one are not.
                 let from_secret = matches!(o, Origin::File { key, .. } if is_secret(key)) && accepts(k, "any text").is_ok();
-                let v = if from_secret { "[redacted]".to_string() } else { shown(k, v) };
+                let v = if from_secret || fetched.is_some() { "[redacted]".to_string() } else { shown(k, v) };
                 format!("{k}={v}  # {origin}")
             })
             .collect()

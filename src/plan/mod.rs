@@ -276,6 +276,7 @@ mod tests {
             bootstrap: "b:9092".into(),
             zookeeper_connect: None,
             byte_array_partitioner: false,
+            fetched: Default::default(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use log::info;
 
-use crate::front::properties::{self, ConfigError};
+use crate::front::properties::ConfigError;
 use crate::front::translate;
 use crate::kafka::settings::{Role, TranslateOptions};
 use crate::plan::filter::TopicFilter;
@@ -27,14 +27,13 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
     let target_settings = {
         let mut sources = Vec::new();
         for path in &options.consumer_configs {
-            let file = properties::load(path)?;
-            let mut settings = translate::translate_with(&file, Role::Consumer, topts)?;
+            let mut settings = translate::load(path, Role::Consumer, topts)?;
             translate::resolve_brokers(&mut settings)?;
             let filter = TopicFilter::new(options.include.as_deref(), options.exclude.as_deref(), settings.exclude_internal_topics)
                 .map_err(|e| ConfigError::new(e.to_string()))?;
             sources.push((path, settings, filter));
         }
-        let target = translate::translate(&properties::load(&options.producer_config)?, Role::Producer)?;
+        let target = translate::load(&options.producer_config, Role::Producer, TranslateOptions::default())?;
         (sources, target)
     };
     let (sources, target) = target_settings;
@@ -212,7 +211,7 @@ mod tests {
 
     #[test]
     fn checkpoints_and_syncs_go_to_the_target_named_as_mm2_names_them_there() {
-        let file = properties::parse(std::path::Path::new("t.properties"), b"bootstrap.servers=t:9092\n").unwrap();
+        let file = crate::front::properties::parse(std::path::Path::new("t.properties"), b"bootstrap.servers=t:9092\n").unwrap();
         let settings = translate::translate(&file, Role::Producer).unwrap();
         let target = Target { settings, origin: "t".into() };
         let c = CheckpointOptions { groups: "app-.*, billing".into(), ..on(&[]) };

@@ -189,8 +189,15 @@ pub fn client_props(path: &std::path::Path, mut m: Config<'_>, mut defaults: Vec
             ));
         }
     }
-    let props: Vec<Property> =
-        m.into_iter().map(|(key, v)| Property { key, value: java_trim(&v.value).to_string(), line: v.from.map_or(0, |p| p.line) }).collect();
+    let props: Vec<Property> = m
+        .into_iter()
+        .map(|(key, v)| Property {
+            key,
+            value: java_trim(&v.value).to_string(),
+            line: v.from.map_or(0, |p| p.line),
+            resolved: v.from.and_then(|p| p.resolved.clone()),
+        })
+        .collect();
     let defaults = defaults.into_iter().filter(|d| d.kind == DefaultKind::Forced || !props_has(&props, d.key)).collect();
     ClientProps { file: PropertiesFile { path: path.to_path_buf(), props }, defaults }
 }

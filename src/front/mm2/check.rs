@@ -17,7 +17,8 @@ const TIMEOUT: Duration = Duration::from_secs(15);
 
 pub fn run(path: &Path, clusters: &[String]) -> ExitStatus {
     let (text, code) = report(path, clusters);
-    print!("{text}");
+    // Values fetched by config providers never show, even in a message that prints a value.
+    print!("{}", crate::kafka::secrets::scrubbed(&text));
     code
 }
 

@@ -46,7 +46,7 @@ impl ClientProps {
         for d in &self.defaults {
             if d.kind == DefaultKind::Forced || f.get(d.key).is_none() {
                 f.props.retain(|p| p.key != d.key);
-                f.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
+                f.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0, resolved: None });
             }
         }
         f

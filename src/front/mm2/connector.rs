@@ -73,8 +73,10 @@ pub fn read(name: &str, config: &[(String, String)], worker: &PropertiesFile) ->
     let path = origin(name);
     // Line numbers are the key's place in the body as sent (serde_json
     // keeps the order: its preserve_order feature), 1-based.
-    let props = config.iter().enumerate().map(|(i, (k, v))| Property { key: k.clone(), value: v.clone(), line: i + 1 }).collect();
-    let file = PropertiesFile { path: path.clone(), props };
+    let props = config.iter().enumerate().map(|(i, (k, v))| Property { key: k.clone(), value: v.clone(), line: i + 1, resolved: None }).collect();
+    // The worker's providers resolve the connector's references, as Connect's
+    // WorkerConfigTransformer does; the stored config keeps them as written.
+    let file = crate::front::providers::Providers::declared(worker)?.apply(&PropertiesFile { path: path.clone(), props }, false)?;
     let class = file.get(CONNECTOR_CLASS).ok_or_else(|| {
         ConfigError::in_file(&path, format!("{CONNECTOR_CLASS} is missing")).with_key(CONNECTOR_CLASS).with_fix(format!("set it to one of {}", classes()))
     })?;
@@ -227,6 +229,40 @@ mod tests {
         assert_eq!(f.flow.producer.file.get("bootstrap.servers").map(|p| p.value.as_str()), Some("t:9092"), "the worker's cluster");
         assert_eq!(f.flow.producer.file.get("linger.ms").map(|p| p.value.as_str()), Some("7"), "the worker's producer.*");
         assert!(f.warnings.iter().any(|w| w.contains("tpoics") && w.contains("Did you mean 'topics'")), "{:?}", f.warnings);
+    }
+
+    /// Connect's WorkerConfigTransformer: the worker's providers resolve the connector's references.
+    #[test]
+    fn the_workers_providers_resolve_the_connectors_references() {
+        let dir = std::env::temp_dir().join(format!("mm-connect-providers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("c.properties"), "source.pw=from-file-42\n").unwrap();
+        let text = "bootstrap.servers=t:9092\ngroup.id=g\nconfig.providers=file\n\
+                    config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n";
+        let (w, warnings) =
+            crate::front::providers::resolve_worker_file(crate::front::properties::parse(Path::new("worker.properties"), text.as_bytes()).unwrap()).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let reference = format!("${{file:{}/c.properties:source.pw}}", dir.display());
+        let base = [
+            ("connector.class", "org.apache.kafka.connect.mirror.MirrorSourceConnector"),
+            ("source.cluster.alias", "A"),
+            ("source.cluster.bootstrap.servers", "a:9092"),
+            ("target.cluster.bootstrap.servers", "t:9092"),
+        ];
+        let mut c = config(&base);
+        c.push(("source.cluster.ssl.truststore.password".into(), reference.clone()));
+        let f = read("src", &c, &w).unwrap();
+        let p = f.flow.consumer.file.get("ssl.truststore.password").unwrap_or_else(|| panic!("{:?}", f.flow.consumer.file.props));
+        assert_eq!((p.value.as_str(), p.resolved.as_deref()), ("from-file-42", Some(reference.as_str())));
+        // A missing key is named by the connector's key and the reference; the worker without providers refuses the reference.
+        let mut c = config(&base);
+        c.push(("source.cluster.ssl.truststore.password".into(), reference.replace("source.pw", "nope")));
+        let e = read("src", &c, &w).unwrap_err().to_string();
+        assert!(e.starts_with("connector 'src':5: source.cluster.ssl.truststore.password: ${file:") && e.contains("has no key 'nope'"), "{e}");
+        let mut c = config(&base);
+        c.push(("source.cluster.ssl.truststore.password".into(), reference));
+        let e = read("src", &c, &worker()).unwrap_err().to_string();
+        assert!(e.contains("no config provider 'file' is declared"), "{e}");
     }
 
     #[test]

@@ -70,10 +70,9 @@ fn is_top_level_known(key: &str) -> bool {
 
 /// Judges every line; errors stop the start, the rest goes to `msgs`.
 pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
-    let providers = file.get(CONFIG_PROVIDERS).is_some_and(|p| !java_trim(&p.value).is_empty());
     for p in &file.props {
         let at = format!("{}:{}", file.path.display(), p.line);
-        check_value(file, &at, p, providers, msgs)?;
+        check_value(file, &at, p, msgs)?;
         let connector_key = match place(&p.key, aliases) {
             Place::Flow { source, target, rest } => {
                 flow_key(file, &at, p, source, target, rest, msgs)?;
@@ -100,7 +99,7 @@ pub fn check(file: &PropertiesFile, aliases: &[String], msgs: &mut Messages) -> 
 }
 
 /// What a value says that its writer probably did not mean.
-fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, msgs: &mut Messages) -> Result<(), ConfigError> {
+fn check_value(file: &PropertiesFile, at: &str, p: &Property, msgs: &mut Messages) -> Result<(), ConfigError> {
     if p.key.ends_with(BOOTSTRAP_SERVERS) && p.value.contains(';') {
         let fixed = p.value.split(';').map(str::trim).collect::<Vec<_>>().join(",");
         return Err(ConfigError::at(
@@ -109,17 +108,6 @@ fn check_value(file: &PropertiesFile, at: &str, p: &Property, providers: bool, m
             format!("{}='{}': bootstrap.servers is a comma-separated list, so Java reads this as one malformed address", p.key, p.value.trim()),
         )
         .with_fix(format!("write {}={fixed}", p.key)));
-    }
-    if p.value.contains("${") && providers {
-        return Err(ConfigError::at(
-            file,
-            p,
-            format!(
-                "{} uses a config provider reference ('${{...}}'); this mirror does not run Java config providers, so it would use the text as is. \
-             Put the value itself in the file (readable only by the mirror's user)",
-                p.key
-            ),
-        ));
     }
     if let Some(i) = p.value.find([' ', '\t']).filter(|&i| p.value[i..].trim_start().starts_with('#')) {
         msgs.warn(format!(

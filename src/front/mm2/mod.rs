@@ -170,7 +170,11 @@ pub fn load(path: &Path, clusters: &[String]) -> Result<Mm2Config, ConfigError> 
 /// which keeps only the flows whose target it lists.
 pub fn parse(path: &Path, bytes: &[u8], clusters: &[String]) -> Result<Mm2Config, ConfigError> {
     let (file, repeats) = raw::read(path, bytes)?;
-    let mut msgs = Messages { warnings: Vec::new(), notices: repeats };
+    // Java's MirrorMakerConfig resolves the top level's providers in every
+    // key, prefixed or not, before reading any; values stay raw (untrimmed)
+    // as the rest of this reader expects.
+    let (file, provider_warnings) = crate::front::providers::resolve_file(file, false)?;
+    let mut msgs = Messages { warnings: provider_warnings, notices: repeats };
     let aliases = aliases(&file)?;
     lint::check(&file, &aliases, &mut msgs)?;
     let pairs = herders(&file, &aliases, &mut msgs)?;

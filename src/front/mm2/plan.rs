@@ -204,11 +204,11 @@ fn consumer_settings(f: &Mm2Flow) -> Result<ClientSettings, ConfigError> {
             continue;
         }
         if d.kind == DefaultKind::IfAbsent && file.get(d.key).is_none() {
-            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
+            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0, resolved: None });
         }
     }
     if file.get(GROUP_ID).is_none() {
-        file.props.push(Property { key: GROUP_ID.into(), value: group_id(f), line: 0 });
+        file.props.push(Property { key: GROUP_ID.into(), value: group_id(f), line: 0, resolved: None });
     }
     let mut settings = translate::translate_with(&file, Role::Consumer, TranslateOptions::default())?;
     settings.group_id = settings.group_id.or_else(|| Some(group_id(f)));
@@ -223,7 +223,7 @@ fn without_connect_base(p: &ClientProps) -> PropertiesFile {
     for d in p.defaults.iter().filter(|d| d.kind != DefaultKind::ConnectBase) {
         if d.kind == DefaultKind::Forced || file.get(d.key).is_none() {
             file.props.retain(|q| q.key != d.key);
-            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0 });
+            file.props.push(Property { key: d.key.to_string(), value: d.value.clone(), line: 0, resolved: None });
         }
     }
     file

@@ -33,7 +33,7 @@ pub fn read(path: &Path, text: &[u8]) -> Result<(PropertiesFile, Vec<String>), C
                     line.line_number()
                 ));
             }
-            slots.push(Some(Property { key: key.clone(), value: value.clone(), line: line.line_number() }));
+            slots.push(Some(Property { key: key.clone(), value: value.clone(), line: line.line_number(), resolved: None }));
         }
     }
     Ok((PropertiesFile { path: path.to_path_buf(), props: slots.into_iter().flatten().collect() }, notes))

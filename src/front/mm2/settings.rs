@@ -120,8 +120,20 @@ impl<'c, 'a> Reader<'c, 'a> {
 
     fn at(&self, v: &Val<'_>) -> String {
         match v.from {
-            Some(p) => format!("{}:{}: {}", self.path.display(), p.line, p.key),
+            Some(p) => match &p.resolved {
+                Some(refs) => format!("{}:{}: {} via {refs}", self.path.display(), p.line, p.key),
+                None => format!("{}:{}: {}", self.path.display(), p.line, p.key),
+            },
             None => "MirrorMaker 2's driver".into(),
+        }
+    }
+
+    /// `value` of `v` as reports show it: a config provider's value never is.
+    fn shown(v: Option<&Val<'_>>, value: String) -> String {
+        if v.and_then(|v| v.from).is_some_and(|p| p.resolved.is_some()) {
+            "[redacted]".into()
+        } else {
+            value
         }
     }
 
@@ -152,11 +164,12 @@ impl<'c, 'a> Reader<'c, 'a> {
             Some(v) => (java_trim(&v.value).to_string(), self.at(v)),
             None => (def.default.unwrap_or_default().to_string(), "default".to_string()),
         };
-        self.origins.push(SettingOrigin { key: def.name.to_string(), value: value.clone(), origin });
+        self.origins.push(SettingOrigin { key: def.name.to_string(), value: Self::shown(found.as_ref(), value.clone()), origin });
         (value, found)
     }
 
     fn refuse(&self, v: &Option<Val<'_>>, key: &str, value: &str, why: &str) -> ConfigError {
+        let value = &Self::shown(v.as_ref(), value.to_string());
         match v.as_ref().and_then(|v| v.from) {
             Some(p) => ConfigError::at_line(self.path, p.line, format!("{}='{value}' {why}", p.key)).with_key(p.key.clone()),
             // Java's default, or a value the driver sets: no line says it.
@@ -203,7 +216,7 @@ impl<'c, 'a> Reader<'c, 'a> {
         match self.lookup(key) {
             Some(v) => {
                 let at = self.at(&v);
-                self.origins.push(SettingOrigin { key: key.into(), value: java_trim(&v.value).into(), origin: at });
+                self.origins.push(SettingOrigin { key: key.into(), value: Self::shown(Some(&v), java_trim(&v.value).into()), origin: at });
                 parse_list(&v.value)
             }
             None => {

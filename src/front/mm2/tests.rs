@@ -433,7 +433,7 @@ fn values_that_are_not_what_they_look_like() {
     let e = err("A.bootstrap.servers = a:1\n");
     assert!(e.contains("clusters is missing"), "{e}");
     let e = err(&format!("{BASE}config.providers = file\nB.sasl.jaas.config = ${{file:/s.properties:jaas}}\n"));
-    assert!(e.starts_with("mm2.properties:6: B.sasl.jaas.config uses a config provider"), "{e}");
+    assert!(e.starts_with("mm2.properties:5: config.providers lists 'file' but config.providers.file.class is missing"), "{e}");
     let e = err("clusters = A, B\nA.bootstrap.servers = x:1\nB.bootstrap.servers = X:1\nA->B.enabled = true\n");
     assert!(e.contains("same bootstrap.servers") && e.contains("into itself"), "{e}");
 }
@@ -571,4 +571,40 @@ fn a_consumer_group_id_of_the_file_is_not_shared_by_the_flows_out_of_a_cluster()
     let c = cfg(&three.replace("A.consumer.group.id = shared", "A.group.id = herder"));
     assert!(c.flows.iter().all(|f| f.consumer.file.get("group.id").is_none()));
     assert!(!c.warnings.iter().any(|w| w.contains("A.group.id")), "{:?}", c.warnings);
+}
+
+// Config providers declared at the top level resolve in every prefix, as
+// Java's MirrorMakerConfig resolves them before reading any key.
+#[test]
+fn top_level_providers_resolve_in_every_prefix() {
+    let d = std::env::temp_dir().join(format!("mm2-providers-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("c.properties"), "rf = 1\nlinger = 17\n").unwrap();
+    std::fs::write(d.join("records"), "5").unwrap();
+    std::env::set_var("MM2_PROVIDERS_TEST_TOPICS", "orders.*");
+    let c = with(&format!(
+        "config.providers = file, dir, env\n\
+         config.providers.file.class = org.apache.kafka.common.config.provider.FileConfigProvider\n\
+         config.providers.dir.class = org.apache.kafka.common.config.provider.DirectoryConfigProvider\n\
+         config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n\
+         A->B.topics = ${{env:MM2_PROVIDERS_TEST_TOPICS}}\n\
+         B.producer.linger.ms = ${{file:{0}/c.properties:linger}}\n\
+         A.consumer.max.poll.records = ${{dir:{0}:records}}\n\
+         replication.factor = ${{file:{0}/c.properties:rf}}\n",
+        d.display()
+    ));
+    let f = flow(&c, "A->B");
+    assert_eq!(f.settings.topics, ["orders.*"]);
+    let o = origin(f, "topics");
+    assert_eq!((o.value.as_str(), o.origin.as_str()), ("[redacted]", "mm2.properties:9: A->B.topics via ${env:MM2_PROVIDERS_TEST_TOPICS}"));
+    assert_eq!(value(&f.producer, "linger.ms"), Some("17"));
+    assert_eq!(line(&f.producer, "linger.ms"), 10);
+    assert!(f.producer.file.get("linger.ms").unwrap().resolved.as_deref().unwrap().starts_with("${file:"));
+    assert_eq!(value(&f.consumer, "max.poll.records"), Some("5"));
+    let s = translate::translate(&f.producer.file, Role::Producer).unwrap();
+    let l = s.describe().into_iter().find(|l| l.starts_with("linger.ms=")).unwrap();
+    assert!(l.starts_with("linger.ms=[redacted]  # mm2.properties:10, linger.ms via ${file:"), "{l}");
+    assert!(f.consumer.file.props.iter().chain(&f.producer.file.props).all(|p| !p.key.starts_with("config.providers")), "consumed");
+    let e = err(&format!("{BASE}config.providers = env\nconfig.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\nB.sasl.password = ${{env:MM2_PROVIDERS_TEST_UNSET}}\n"));
+    assert!(e.starts_with("mm2.properties:7: B.sasl.password: ${env:MM2_PROVIDERS_TEST_UNSET}") && e.contains("is not set"), "{e}");
 }

@@ -43,6 +43,17 @@ fn normalised(file: &PropertiesFile, p: &Property, key: &str, warnings: &mut Vec
     Ok(accepts(key, &v).map(|()| v))
 }
 
+/// A client file (`--consumer.config`, `--producer.config`) loaded, its
+/// config-provider references resolved as the Java client resolves those
+/// the same file declares, and translated; the provider keys' warnings
+/// join the translation's.
+pub fn load(path: &std::path::Path, role: Role, opts: TranslateOptions) -> Result<ClientSettings, ConfigError> {
+    let (file, warnings) = crate::front::providers::resolve_file(crate::front::properties::load(path)?, true)?;
+    let mut s = translate_with(&file, role, opts)?;
+    s.warnings.extend(warnings);
+    Ok(s)
+}
+
 /// Translates one file for one role, with the command line's defaults.
 pub fn translate(file: &PropertiesFile, role: Role) -> Result<ClientSettings, ConfigError> {
     translate_with(file, role, TranslateOptions::default())

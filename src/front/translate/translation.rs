@@ -40,6 +40,8 @@ impl<'f> Translation<'f> {
             bootstrap: String::new(),
             zookeeper_connect: None,
             byte_array_partitioner: false,
+            // Every setting made from a resolved line is shown redacted, with the reference.
+            fetched: file.props.iter().filter_map(|p| Some((file.at(p), p.resolved.clone()?))).collect(),
         };
         Translation { file, opts, s, levels: Vec::new(), chunks: None, auto_commit: None, auto_commit_interval: None }
     }
