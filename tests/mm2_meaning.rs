@@ -284,3 +284,54 @@ fn identity_both_ways_in_a_process_per_target_copies_each_record_once() {
     }
     println!("identity both ways, two processes: counts (topic, cluster, count, expected) {c:?}");
 }
+
+/// Replaces a topic's whole set of overrides (legacy AlterConfigs), as
+/// `kafka-configs --alter` after `--delete-config` would leave it.
+fn set_topic_configs(bootstrap: &str, topic: &str, configs: &[(&str, &str)]) {
+    use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, ResourceSpecifier};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap();
+    let cfg = configs.iter().fold(AlterConfig::new(ResourceSpecifier::Topic(topic)), |a, (k, v)| a.set(k, v));
+    for r in block_on(admin.alter_configs(&[cfg], &AdminOptions::new())).unwrap() {
+        r.unwrap_or_else(|(_, e)| panic!("alter configs of {topic} on {bootstrap}: {e}"));
+    }
+}
+
+/// Java 3.9's default `use.incremental.alter.configs = requested` syncs
+/// with IncrementalAlterConfigs: an override deleted at the source is
+/// deleted at the target too; an override of an excluded config
+/// (`min.insync.replicas`, in `config.properties.exclude` by default) set on
+/// the target is left alone.
+#[test]
+#[ignore = "needs clusters"]
+fn an_override_deleted_at_the_source_is_deleted_at_the_target() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = (format!("A{id}"), format!("B{id}"));
+    let topic = format!("cfg-{id}");
+    create_topic(&source(), &topic, 1, &[("retention.ms", "3600000"), ("retention.bytes", "1073741824")]);
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &["sync.topic.configs.interval.seconds = 2".into()]));
+    let mut ours = start(&file, &[]);
+    let remote = format!("{a}.{topic}");
+    let on_target = || if list_topics(&target()).contains(&remote) { topic_level_configs(&target(), &remote) } else { Default::default() };
+    wait_for("the target topic with the source's overrides", DEADLINE, || {
+        running(&mut ours, "mirror-maker");
+        let t = on_target();
+        t.get("retention.ms").map(String::as_str) == Some("3600000") && t.get("retention.bytes").map(String::as_str) == Some("1073741824")
+    });
+    // The target's own override of an excluded config.
+    set_topic_configs(&target(), &remote, &[("retention.ms", "3600000"), ("retention.bytes", "1073741824"), ("min.insync.replicas", "1")]);
+    // At the source: retention.bytes deleted, retention.ms changed.
+    set_topic_configs(&source(), &topic, &[("retention.ms", "7200000")]);
+    wait_for("retention.ms synced and retention.bytes deleted on the target", DEADLINE, || {
+        running(&mut ours, "mirror-maker");
+        let t = on_target();
+        t.get("retention.ms").map(String::as_str) == Some("7200000") && !t.contains_key("retention.bytes")
+    });
+    let t = on_target();
+    assert_eq!(t.get("min.insync.replicas").map(String::as_str), Some("1"), "the excluded override stays: {t:?}");
+    let log = ours.output();
+    assert!(log.contains("retention.bytes removed (at its default on the source)"), "the removal is logged:\n{log}");
+    assert_eq!(ours.stop(), 0, "exit status on SIGTERM; log:\n{}", ours.output());
+}

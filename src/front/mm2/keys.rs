@@ -416,11 +416,6 @@ pub fn no_effect_here(key: &str) -> Option<&'static str> {
             "how long a Java task's poll waits for records; this mirror's streams hand records on as they arrive, so no poll timeout applies"
         }
         "admin.timeout.ms" => "the deadline of the Java connectors' admin calls; this mirror's admin calls keep their own fixed deadlines",
-        "use.incremental.alter.configs" => {
-            "topic configs are synced with AlterConfigs: the source topic's own configs are set on the target topic and the target's \
-             other overrides are kept, so an override deleted at the source stays on the target (Java's requested and required \
-             delete it there); set it to never to say that is what you want"
-        }
         "use.defaults.from" => {
             "only the configs set on the source topic are synced (Java's default, use.defaults.from=target); the source's default values \
              are never copied"

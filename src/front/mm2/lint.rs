@@ -9,7 +9,7 @@
 use super::keys::{
     dead_key, hint, hint_prefixed, is_client_key, is_connector_key, is_source_connector_key, is_worker_key, is_worker_top_level, nearest, no_effect_here,
     worker_def, BOOTSTRAP_SERVERS, CLUSTERS, CONFIG_PROVIDERS, CONNECTOR_CLASS, DEDICATED_MODE_ENABLE_INTERNAL_REST, DRIVER_KEYS, ENABLED, LISTENERS, NAME,
-    PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, USE_INCREMENTAL_ALTER_CONFIGS, WORKER_KEYS,
+    PREDICATES, SOURCE_CLUSTER_ALIAS, TARGET_CLUSTER_ALIAS, TRANSFORMS, USE_DEFAULTS_FROM, WORKER_KEYS,
 };
 
 /// The keys that name a flow's connector or its clusters, which the driver sets per flow.
@@ -171,7 +171,6 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
 fn no_effect(key: &str, value: &str) -> Option<&'static str> {
     let honoured = match key {
         k if k == USE_DEFAULTS_FROM.name => java_trim(value) == "target",
-        k if k == USE_INCREMENTAL_ALTER_CONFIGS.name => java_trim(value) == "never",
         _ => false,
     };
     no_effect_here(key).filter(|_| !honoured)

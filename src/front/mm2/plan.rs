@@ -9,6 +9,7 @@ use std::time::Duration;
 use log::{info, warn};
 
 use super::keys::{CONFIG_PROPERTIES_EXCLUDE, EXACTLY_ONCE_SUPPORT, GROUP_ID};
+use super::settings::DefaultsFrom;
 use super::{ClientProps, DefaultKind, Flow as Mm2Flow, Mm2Config};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate;
@@ -115,6 +116,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
             replication_factor: f.settings.replication_factor.clamp(-1, i16::MAX as i32) as i16,
             config_exclude: exclude,
             sync_configs: f.settings.sync_topic_configs.interval(),
+            remove_defaulted: f.settings.use_defaults_from == DefaultsFrom::Target,
             sync_acls: f.settings.sync_topic_acls.interval(),
         })),
         checkpointing: Some(Arc::new(checkpointing(f)?)),

@@ -15,8 +15,30 @@ use super::error::TopicSyncError;
 use super::link::{Link, CHUNK, TIMEOUT};
 use crate::kafka::admin::{block_on, Admin};
 
-/// A topic's config entries: name -> (value, set on the topic itself).
-pub(super) type Configs = BTreeMap<String, (String, bool)>;
+/// A topic's config entries: name -> (value, where it comes from).
+pub(super) type Configs = BTreeMap<String, (String, Set)>;
+
+/// Where a topic config entry's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Set {
+    /// Set on the topic itself (DYNAMIC_TOPIC_CONFIG): an override.
+    Topic,
+    /// Kafka's default (DEFAULT_CONFIG).
+    Default,
+    /// A broker's setting (dynamic or static): neither an override nor
+    /// Kafka's default.
+    Broker,
+}
+
+impl Set {
+    fn of(source: ConfigSource) -> Set {
+        match source {
+            ConfigSource::DynamicTopic => Set::Topic,
+            ConfigSource::Default => Set::Default,
+            _ => Set::Broker,
+        }
+    }
+}
 
 /// Topic configs never copied: they name broker ids of the source cluster.
 const NOT_COPIED: &[&str] = &["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"];
@@ -41,12 +63,8 @@ pub(super) fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Resu
                         out.insert(name, Err(TopicSyncError::NoEntries));
                         continue;
                     }
-                    let entries = resource
-                        .entries
-                        .into_iter()
-                        .filter(|e| !e.is_sensitive)
-                        .filter_map(|e| Some((e.name, (e.value?, e.source == ConfigSource::DynamicTopic))))
-                        .collect();
+                    let entries =
+                        resource.entries.into_iter().filter(|e| !e.is_sensitive).filter_map(|e| Some((e.name, (e.value?, Set::of(e.source))))).collect();
                     out.insert(name, Ok(entries));
                 }
                 for t in part {
@@ -63,18 +81,41 @@ impl Link {
     /// never copied. MM2 mode leaves out what config.properties.exclude
     /// names (MM2's own list covers the broker-id configs and min.insync.replicas).
     pub(super) fn own_configs(&self, all: Configs) -> Vec<(String, String)> {
-        let excluded = |k: &str| match &self.remote {
-            Some(r) => r.config_exclude.matches(k),
-            None => NOT_COPIED.contains(&k),
-        };
-        all.into_iter().filter(|(k, (_, own))| *own && !excluded(k)).map(|(k, (v, _))| (k, v)).collect()
+        all.into_iter().filter(|(k, (_, set))| *set == Set::Topic && !self.excluded(k)).map(|(k, (v, _))| (k, v)).collect()
+    }
+
+    /// A config never copied (nor removed) by this link.
+    fn excluded(&self, key: &str) -> bool {
+        match &self.remote {
+            Some(r) => r.config_exclude.matches(key),
+            None => NOT_COPIED.contains(&key),
+        }
+    }
+
+    /// The target topic's overrides that `sync.topic.configs` removes: those
+    /// of configs the source topic has at Kafka's default (an override
+    /// deleted at the source, say), but not those `config.properties.exclude`
+    /// names, as Java 3.x's IncrementalAlterConfigs sync deletes them (and
+    /// its legacy AlterConfigs, which replaces the whole set, drops them).
+    /// None with `use.defaults.from = source` (Java then sets the source's
+    /// default values instead, which is not done here).
+    fn defaulted_at_source(&self, source: &Configs, target: &Configs) -> Vec<String> {
+        if !self.remote.as_ref().is_some_and(|r| r.remove_defaulted) {
+            return Vec::new();
+        }
+        target
+            .iter()
+            .filter(|(k, (_, set))| *set == Set::Topic && !self.excluded(k) && source.get(*k).is_some_and(|(_, s)| *s == Set::Default))
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     /// MirrorMaker 2's `sync.topic.configs`: every mirrored topic (`topics`,
     /// the source topics settled so far) gets its own source configs set
-    /// on its target topic where they differ. Compared
-    /// before anything is written, so a quiet run writes nothing; the
-    /// target's own overrides of other keys are sent along unchanged (the
+    /// on its target topic where they differ, and loses the overrides of
+    /// configs the source has at their default ([`Self::defaulted_at_source`]).
+    /// Compared before anything is written, so a quiet run writes nothing;
+    /// the target's overrides of excluded keys are sent along unchanged (the
     /// admin call replaces a topic's whole set), so none is wiped. Per
     /// [`CHUNK`] topics: one DescribeConfigs of each cluster and one
     /// AlterConfigs for those that differ.
@@ -88,18 +129,27 @@ impl Link {
             let mut changes: Vec<(&str, &str, BTreeMap<String, String>, String)> = Vec::new();
             for (topic, target_topic) in part.iter().zip(&targets) {
                 let missing = || Err(TopicSyncError::NotAsked);
-                let (wanted, have) = match (source.remove(topic).unwrap_or_else(missing), target.remove(target_topic).unwrap_or_else(missing)) {
-                    (Ok(w), Ok(t)) => (self.own_configs(w), t),
+                let (wanted, have, removed) = match (source.remove(topic).unwrap_or_else(missing), target.remove(target_topic).unwrap_or_else(missing)) {
+                    (Ok(w), Ok(t)) => {
+                        let removed = self.defaulted_at_source(&w, &t);
+                        (self.own_configs(w), t, removed)
+                    }
                     (Err(e), _) | (_, Err(e)) => {
                         warn!("topic {target_topic}: configs not synced this time: {e}");
                         continue;
                     }
                 };
-                let changed: Vec<String> = wanted.iter().filter(|(k, v)| have.get(k).map(|(tv, _)| tv) != Some(v)).map(|(k, v)| format!("{k}={v}")).collect();
+                let mut changed: Vec<String> = wanted
+                    .iter()
+                    .filter(|(k, v)| have.get(k).filter(|(_, set)| *set == Set::Topic).map(|(tv, _)| tv) != Some(v))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                changed.extend(removed.iter().map(|k| format!("{k} removed (at its default on the source)")));
                 if changed.is_empty() {
                     continue;
                 }
-                let mut all: BTreeMap<String, String> = have.into_iter().filter(|(_, (_, own))| *own).map(|(k, (v, _))| (k, v)).collect();
+                let mut all: BTreeMap<String, String> =
+                    have.into_iter().filter(|(k, (_, set))| *set == Set::Topic && !removed.contains(k)).map(|(k, (v, _))| (k, v)).collect();
                 all.extend(wanted);
                 changes.push((topic.as_str(), target_topic.as_str(), all, changed.join(", ")));
             }
