@@ -117,7 +117,6 @@ fn assert_no_password(out: &str) {
 
 /// MM1 with both stores of `ty`: every record arrives over MTLS.
 fn mm1_mirrors_with(ty: &str) {
-    require_clusters!();
     let dir = stores(ty);
     let topic = unique(&format!("ks-{}", ty.to_ascii_lowercase()));
     create_topic(&source(), &topic, 2, &[]);
@@ -143,18 +142,21 @@ fn mm1_mirrors_with(ty: &str) {
 #[test]
 #[ignore = "needs clusters"]
 fn mm1_mirrors_with_jks_stores_and_a_key_password_of_its_own() {
+    require_clusters!();
     mm1_mirrors_with("JKS");
 }
 
 #[test]
 #[ignore = "needs clusters"]
 fn mm1_mirrors_with_jceks_stores_and_a_key_password_of_its_own() {
+    require_clusters!();
     mm1_mirrors_with("JCEKS");
 }
 
 #[test]
 #[ignore = "needs clusters"]
 fn mm1_mirrors_with_pkcs12_stores() {
+    require_clusters!();
     mm1_mirrors_with("PKCS12");
 }
 

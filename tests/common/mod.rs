@@ -395,6 +395,18 @@ pub fn provenance_of(r: &Rec) -> Vec<String> {
 /// partition (its end once no transaction is open). Transaction markers
 /// take offsets of their own, so the end is found by librdkafka's
 /// partition-EOF event rather than by offset.
+/// Whether no transaction is open on any partition of `topic`: the last
+/// stable offset (what a read_committed client is told is the end) equals
+/// the high watermark. A process killed with a transaction open leaves it
+/// open until the coordinator aborts it (transaction.timeout.ms, then its
+/// next cleanup pass), and until then read_committed readers stop short of
+/// everything after it, committed or not.
+pub fn no_open_transaction(bootstrap: &str, topic: &str) -> bool {
+    let parts = partitions_of(bootstrap, topic).unwrap_or(0) as i32;
+    let (committed, uncommitted) = (reader(bootstrap, "read_committed", false), reader(bootstrap, "read_uncommitted", false));
+    (0..parts).all(|p| watermarks(&committed, topic, p).1 == watermarks(&uncommitted, topic, p).1)
+}
+
 pub fn read_topic_committed(bootstrap: &str, topic: &str) -> Vec<Landed> {
     let parts = partitions_of(bootstrap, topic).unwrap_or(0);
     let mut out = Vec::new();
