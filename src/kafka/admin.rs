@@ -110,6 +110,18 @@ pub fn create_compacted(config: &rdkafka::ClientConfig, topic: &str, rf: i16) {
     }
 }
 
+/// The replication factor to send in CreateTopics for a configured
+/// `rf`: -1 (the broker's default.replication.factor, KIP-464) as is, as
+/// Java sends it; a fixed factor at least 1 and at most the brokers there
+/// are (`brokers` is only asked for then).
+pub fn requested_rf(rf: i16, brokers: impl FnOnce() -> usize) -> i32 {
+    if rf == -1 {
+        -1
+    } else {
+        i32::from(rf.max(1)).min(brokers().max(1) as i32)
+    }
+}
+
 /// A replication factor for a log line: -1 is the broker's default.
 pub fn shown_rf(rf: i32) -> String {
     if rf == -1 {
@@ -122,14 +134,7 @@ pub fn shown_rf(rf: i32) -> String {
 /// [`create_compacted`] with an admin client the caller keeps (one that
 /// retries makes one client, not one per try).
 pub fn create_compacted_with(admin: &AdminClient<DefaultClientContext>, topic: &str, rf: i16) {
-    // -1 is the broker's default.replication.factor (KIP-464), sent as is
-    // as Java does; a fixed factor is capped at the brokers there are.
-    let rf = if rf == -1 {
-        -1
-    } else {
-        let brokers = admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1).max(1);
-        (rf.max(1) as usize).min(brokers) as i32
-    };
+    let rf = requested_rf(rf, || admin.inner().fetch_metadata(None, TIMEOUT).map(|m| m.brokers().len()).unwrap_or(1));
     let new = NewTopic::new(topic, 1, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
     let opts = AdminOptions::new().operation_timeout(Some(TIMEOUT)).request_timeout(Some(TIMEOUT));
     match block_on(admin.create_topics(&[new], &opts)).map(|mut r| r.pop()) {

@@ -20,7 +20,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use super::file::Entry;
 use super::json::partition_of;
-use crate::kafka::admin::{admin_client, admin_config, block_on, shown_rf};
+use crate::kafka::admin::{admin_client, admin_config, block_on, requested_rf, shown_rf};
 use crate::kafka::groups;
 use crate::kafka::topic_reader::{self, Ends, Partitions, ReadError};
 
@@ -69,9 +69,7 @@ pub fn ensure(config: &ClientConfig, topic: &str, partitions: i32, replication_f
     if let Some(n) = existing {
         return Ok(n);
     }
-    // -1 is the broker's default.replication.factor (KIP-464), sent as is
-    // as Connect does; a fixed factor is capped at the brokers there are.
-    let rf = if replication_factor == -1 { -1 } else { i32::from(replication_factor.max(1)).min(brokers.max(1) as i32) };
+    let rf = requested_rf(replication_factor, || brokers);
     let partitions = partitions.max(1);
     let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)).set("cleanup.policy", "compact");
     let opts = AdminOptions::new().operation_timeout(Some(REQUEST_TIMEOUT)).request_timeout(Some(REQUEST_TIMEOUT));

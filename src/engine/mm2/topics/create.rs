@@ -344,10 +344,7 @@ impl Replication {
 
 impl std::fmt::Display for Replication {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Replication::Fixed(n) => write!(f, "{n}"),
-            Replication::BrokerDefault => f.write_str("the broker's default.replication.factor (-1)"),
-        }
+        f.write_str(&crate::kafka::admin::shown_rf(self.request()))
     }
 }
 
