@@ -103,19 +103,6 @@ impl Drop for AuthClusters {
     }
 }
 
-/// A port p with p..p+n all free on loopback right now.
-fn free_run(n: u16) -> u16 {
-    loop {
-        let p = free_port();
-        if p < 1024 || p > u16::MAX - n {
-            continue;
-        }
-        if (p..p + n).all(|q| std::net::TcpListener::bind(("127.0.0.1", q)).is_ok()) {
-            return p;
-        }
-    }
-}
-
 fn admin(bootstrap: &str) -> AdminClient<DefaultClientContext> {
     ClientConfig::new().set("bootstrap.servers", bootstrap).create().unwrap()
 }

@@ -141,12 +141,7 @@ impl OwnTarget {
     fn start() -> OwnTarget {
         let dir = std::env::temp_dir().join(unique("mm-rf-cluster"));
         // The target also listens on port+1..+4 (controller, SASL, SSL, mTLS).
-        let port = loop {
-            let p = free_port();
-            if p > 1024 && p < u16::MAX - 5 && (p..p + 5).all(|q| std::net::TcpListener::bind(("127.0.0.1", q)).is_ok()) {
-                break p;
-            }
-        };
+        let port = free_run(5);
         let t = OwnTarget { dir, port };
         t.script("start-broker");
         t

@@ -590,6 +590,19 @@ pub fn progress(bootstrap: &str, group: &str, topic: &str) -> (i64, i64) {
 }
 
 /// A port nothing listens on right now.
+/// A port p with p..p+n all free on loopback right now.
+pub fn free_run(n: u16) -> u16 {
+    loop {
+        let p = free_port();
+        if p < 1024 || p > u16::MAX - n {
+            continue;
+        }
+        if (p..p + n).all(|q| std::net::TcpListener::bind(("127.0.0.1", q)).is_ok()) {
+            return p;
+        }
+    }
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port()
 }
