@@ -7,7 +7,9 @@
 //!   becoming 1;
 //! - active/active with IdentityReplicationPolicy in two processes (one per
 //!   target, `--clusters`) copies each record once: the loop guard is
-//!   decided from the whole file.
+//!   decided from the whole file;
+//! - the topic config sync removes an override deleted at the source, and
+//!   with `use.defaults.from = source` sets the source's defaults.
 
 mod common;
 
@@ -328,5 +330,44 @@ fn an_override_deleted_at_the_source_is_deleted_at_the_target() {
     assert_eq!(t.get("min.insync.replicas").map(String::as_str), Some("1"), "the excluded override stays: {t:?}");
     let log = ours.output();
     assert!(log.contains("retention.bytes removed (at its default on the source)"), "the removal is logged:\n{log}");
+    assert_eq!(ours.stop(), 0, "exit status on SIGTERM; log:\n{}", ours.output());
+}
+
+/// `A->B.use.defaults.from = source`: the sync sets the source topic's
+/// default values on the target topic as overrides, as Java 3.9's
+/// `DefaultConfigPropertyFilter.shouldReplicateSourceDefault` asks, so the
+/// target topic no longer follows its own broker's defaults; excluded
+/// configs (`min.insync.replicas`, by default) are still not copied.
+#[test]
+#[ignore = "needs clusters"]
+fn use_defaults_from_source_sets_the_sources_defaults_on_the_target() {
+    require_clusters!(source(), target());
+    let id = short_id();
+    let _cleanup = Cleanup(id.clone());
+    let (a, b) = (format!("A{id}"), format!("B{id}"));
+    let topic = format!("dflt-{id}");
+    create_topic(&source(), &topic, 1, &[("retention.ms", "3600000")]);
+    let at_source: BTreeMap<String, String> = describe_topic_configs(&source(), &topic)
+        .into_iter()
+        .filter(|(_, (_, set))| *set == rdkafka::admin::ConfigSource::Default)
+        .map(|(k, (v, _))| (k, v.unwrap_or_default()))
+        .collect();
+    // Kafka's defaults a topic always has: the source's values must arrive.
+    for k in ["cleanup.policy", "segment.bytes", "max.message.bytes"] {
+        assert!(at_source.contains_key(k), "{k} is at its default on the source topic: {at_source:?}");
+    }
+    let extra = [format!("{a}->{b}.use.defaults.from = source"), "sync.topic.configs.interval.seconds = 2".into()];
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &extra));
+    let mut ours = start(&file, &[]);
+    let remote = format!("{a}.{topic}");
+    let on_target = || if list_topics(&target()).contains(&remote) { topic_level_configs(&target(), &remote) } else { Default::default() };
+    wait_for("the source's defaults set on the target topic", DEADLINE, || {
+        running(&mut ours, "mirror-maker");
+        let t = on_target();
+        t.get("retention.ms").map(String::as_str) == Some("3600000")
+            && ["cleanup.policy", "segment.bytes", "max.message.bytes"].iter().all(|k| t.get(*k) == at_source.get(*k))
+    });
+    let t = on_target();
+    assert!(!t.contains_key("min.insync.replicas"), "an excluded config is not copied: {t:?}");
     assert_eq!(ours.stop(), 0, "exit status on SIGTERM; log:\n{}", ours.output());
 }

@@ -189,9 +189,10 @@ pub struct RemoteTopics {
     pub config_exclude: NameFilter,
     /// `sync.topic.configs.interval.seconds`, if configs are synced.
     pub sync_configs: Option<Duration>,
-    /// The config sync also removes a target topic's overrides of configs
-    /// the source topic has at Kafka's default (`use.defaults.from =
-    /// target`, Java's default), as Java 3.x's sync does.
+    /// `use.defaults.from = target` (Java's default): the config sync also
+    /// removes a target topic's overrides of configs the source topic has at
+    /// Kafka's default, as Java 3.x's sync does. False (`= source`): the
+    /// source's default values are set on the target topic instead.
     pub remove_defaulted: bool,
     /// `sync.topic.acls.interval.seconds`, if topic ACLs are synced.
     pub sync_acls: Option<Duration>,

@@ -124,7 +124,7 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
     // Only keys Java keeps at top level: the others get the message that says where they belong.
-    if let Some(why) = no_effect(key, &p.value).filter(|_| is_top_level_known(key)) {
+    if let Some(why) = no_effect(key).filter(|_| is_top_level_known(key)) {
         no_effect_said(msgs, at, key, why);
         return Ok(());
     }
@@ -166,14 +166,9 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
 }
 
 /// Why a key Java reads does nothing here, for the one warning its line
-/// gets; `None` when this mirror honours it with this value (the value
-/// that asks for what the mirror does anyway is honoured).
-fn no_effect(key: &str, value: &str) -> Option<&'static str> {
-    let honoured = match key {
-        k if k == USE_DEFAULTS_FROM.name => java_trim(value) == "target",
-        _ => false,
-    };
-    no_effect_here(key).filter(|_| !honoured)
+/// gets; `None` when this mirror honours it.
+fn no_effect(key: &str) -> Option<&'static str> {
+    no_effect_here(key)
 }
 
 /// The warning of an `admin.*` layer line: Java builds each admin client
@@ -232,7 +227,7 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
              (every flow into {alias}) or <source>->{alias}.producer.override.{k} (one flow)"
         ));
     }
-    if let Some(why) = no_effect(rest, &p.value) {
+    if let Some(why) = no_effect(rest) {
         return no_effect_said(msgs, at, key, why);
     }
     if rest == "admin.listeners" {
@@ -280,7 +275,7 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
         msgs.warn(format!("{at}: {key} is ignored: a cluster does not replicate into itself, and Java creates no flow {source}->{target}"));
         return Ok(());
     }
-    if let Some(why) = no_effect(rest, &p.value) {
+    if let Some(why) = no_effect(rest) {
         no_effect_said(msgs, at, key, why);
         return Ok(());
     }

@@ -25,9 +25,12 @@ pub(super) enum Set {
     Topic,
     /// Kafka's default (DEFAULT_CONFIG).
     Default,
-    /// A broker's setting (dynamic or static): neither an override nor
-    /// Kafka's default.
-    Broker,
+    /// A broker's dynamic setting (DYNAMIC_BROKER_CONFIG or
+    /// DYNAMIC_DEFAULT_BROKER_CONFIG), set with kafka-configs on the brokers.
+    DynamicBroker,
+    /// A broker's server.properties (STATIC_BROKER_CONFIG), or a source
+    /// librdkafka does not name.
+    StaticBroker,
 }
 
 impl Set {
@@ -35,7 +38,8 @@ impl Set {
         match source {
             ConfigSource::DynamicTopic => Set::Topic,
             ConfigSource::Default => Set::Default,
-            _ => Set::Broker,
+            ConfigSource::DynamicBroker | ConfigSource::DynamicDefaultBroker => Set::DynamicBroker,
+            _ => Set::StaticBroker,
         }
     }
 }
@@ -77,11 +81,23 @@ pub(super) fn configs_of(admin: &Admin, topics: &[&str]) -> HashMap<String, Resu
 }
 
 impl Link {
-    /// A source topic's own configs (from every entry of it), but those
-    /// never copied. MM2 mode leaves out what config.properties.exclude
-    /// names (MM2's own list covers the broker-id configs and min.insync.replicas).
+    /// The source topic's configs (from every entry of it) that its target
+    /// topic gets, but those never copied. MM1 copies the topic's own
+    /// overrides. MM2 copies what Java 3.9's `MirrorSourceConnector.targetConfig`
+    /// does: every entry but those of a broker's server.properties, and but
+    /// Kafka's defaults unless `use.defaults.from = source` asks for them too;
+    /// it leaves out what config.properties.exclude names (MM2's own list
+    /// covers the broker-id configs and min.insync.replicas).
     pub(super) fn own_configs(&self, all: Configs) -> Vec<(String, String)> {
-        all.into_iter().filter(|(k, (_, set))| *set == Set::Topic && !self.excluded(k)).map(|(k, (v, _))| (k, v)).collect()
+        let copied = |set: Set| match &self.remote {
+            None => set == Set::Topic,
+            Some(r) => match set {
+                Set::Topic | Set::DynamicBroker => true,
+                Set::Default => !r.remove_defaulted,
+                Set::StaticBroker => false,
+            },
+        };
+        all.into_iter().filter(|(k, (_, set))| copied(*set) && !self.excluded(k)).map(|(k, (v, _))| (k, v)).collect()
     }
 
     /// A config never copied (nor removed) by this link.
@@ -97,8 +113,8 @@ impl Link {
     /// deleted at the source, say), but not those `config.properties.exclude`
     /// names, as Java 3.x's IncrementalAlterConfigs sync deletes them (and
     /// its legacy AlterConfigs, which replaces the whole set, drops them).
-    /// None with `use.defaults.from = source` (Java then sets the source's
-    /// default values instead, which is not done here).
+    /// None with `use.defaults.from = source`: the source's default values
+    /// are then set on the target topic instead ([`Self::own_configs`]).
     fn defaulted_at_source(&self, source: &Configs, target: &Configs) -> Vec<String> {
         if !self.remote.as_ref().is_some_and(|r| r.remove_defaulted) {
             return Vec::new();
