@@ -63,12 +63,19 @@ thread_local! {
     static PRINCIPAL: std::cell::RefCell<Option<(String, String)>> = const { std::cell::RefCell::new(None) };
 }
 
+/// A different principal than [`claim_principal`]'s was configured first,
+/// at `at` (file:line).
+#[derive(Debug, PartialEq)]
+pub struct OtherPrincipal {
+    pub at: String,
+}
+
 /// Records that the process logs in as `principal`, configured at `at`
 /// (file:line). Err names where a different principal was configured
 /// first: one credential cache cannot hold both.
-pub fn claim_principal(principal: &str, at: &str) -> Result<(), String> {
+pub fn claim_principal(principal: &str, at: &str) -> Result<(), OtherPrincipal> {
     let claim = |slot: &mut Option<(String, String)>| match slot {
-        Some((p, first)) if p != principal => Err(first.clone()),
+        Some((p, first)) if p != principal => Err(OtherPrincipal { at: first.clone() }),
         Some(_) => Ok(()),
         None => {
             *slot = Some((principal.to_string(), at.to_string()));
@@ -89,6 +96,6 @@ mod tests {
     fn one_principal_per_process() {
         assert_eq!(claim_principal("mirror@R", "a.properties:3"), Ok(()));
         assert_eq!(claim_principal("mirror@R", "b.properties:4"), Ok(()), "the same principal again is fine");
-        assert_eq!(claim_principal("other@R", "c.properties:5"), Err("a.properties:3".to_string()));
+        assert_eq!(claim_principal("other@R", "c.properties:5"), Err(OtherPrincipal { at: "a.properties:3".to_string() }));
     }
 }

@@ -12,11 +12,15 @@
 //! `kinit`, the process reads `KRB5_CONFIG`, else `/etc/krb5.conf`.
 
 use super::place::{at, err, set};
-use super::KINIT_TEMPLATE;
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate::jaas::JaasConfig;
 use crate::kafka::kerberos::{ccache_is_private, claim_principal};
 use crate::kafka::settings::ClientSettings;
+
+/// librdkafka's default `sasl.kerberos.kinit.cmd`, with `kinit` to be
+/// replaced (by `kinit`, or a `sasl.kerberos.kinit.cmd` line's program).
+pub(super) const KINIT_TEMPLATE: &str = "%{kinit} -R -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal} || \
+                                         %{kinit} -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal}";
 
 /// JAAS options of Krb5LoginModule that change nothing for a client that
 /// logs in once from a keytab or a cache (`storeKey` keeps the key for an
@@ -60,7 +64,7 @@ pub(super) fn krb5<'a>(
         let Some(principal) = j.get("principal").filter(|p| !p.is_empty()) else {
             return Err(err(file, jp, "Krb5LoginModule: useKeyTab=true needs principal=\"name@REALM\" (the keytab's principal; klist -k shows it)"));
         };
-        if let Err(first) = claim_principal(principal, &at(file, jp)) {
+        if let Err(crate::kafka::kerberos::OtherPrincipal { at: first }) = claim_principal(principal, &at(file, jp)) {
             return Err(err(
                 file,
                 jp,
@@ -96,7 +100,7 @@ pub(super) fn krb5<'a>(
             .with_fix("start mirror-maker with KRB5CCNAME set to the cache klist names (e.g. KRB5CCNAME=FILE:/tmp/krb5cc_$(id -u)), or log in from a keytab (useKeyTab=true keyTab=... principal=...)"));
         }
         if let Some(principal) = j.get("principal") {
-            claim_principal(principal, &at(file, jp)).map_err(|first| {
+            claim_principal(principal, &at(file, jp)).map_err(|crate::kafka::kerberos::OtherPrincipal { at: first }| {
                 err(
                     file,
                     jp,

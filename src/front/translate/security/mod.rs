@@ -24,6 +24,7 @@ use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::conf::{accepts, Refusal};
 use crate::kafka::secrets::shown;
 use crate::kafka::settings::ClientSettings;
+use kerberos::KINIT_TEMPLATE;
 use place::{at, err, set};
 use sasl::sasl;
 use stores::{keystore, truststore};
@@ -32,10 +33,6 @@ use stores::{keystore, truststore};
 pub fn owns(key: &str) -> bool {
     key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
 }
-
-/// librdkafka's default `sasl.kerberos.kinit.cmd`, with `kinit` to be replaced.
-const KINIT_TEMPLATE: &str = "%{kinit} -R -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal} || \
-                              %{kinit} -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal}";
 
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.
