@@ -33,6 +33,7 @@ fn code(status: ExitStatus) -> i32 {
 
 /// Ends the process with `status`.
 fn exit(status: ExitStatus) -> ! {
+    mirror_maker::kafka::kerberos::forget_private_ccache();
     std::process::exit(code(status))
 }
 
@@ -55,6 +56,8 @@ fn init_logging(log_file: Option<&Arc<LogFile>>) {
 }
 
 fn main() {
+    // Before any thread exists: it sets the environment (see kafka::kerberos).
+    mirror_maker::kafka::kerberos::private_ccache();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == mirror_maker::front::failover::COMMAND) {
         init_logging(None);

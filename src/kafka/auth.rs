@@ -20,6 +20,17 @@ fn transient(reason: &str) -> bool {
 /// names the cluster and the file that configures it.
 pub fn auth_failure(code: Option<RDKafkaErrorCode>, reason: &str, cluster: &str) -> Option<String> {
     let hint = match code? {
+        // librdkafka names the mechanism in its reason: Kerberos and OIDC
+        // fail for other reasons than a password.
+        RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed if reason.contains("GSSAPI") || reason.contains("Kerberos") => {
+            "check the keytab and principal (keyTab= and principal= in sasl.jaas.config, or sasl.kerberos.keytab/sasl.kerberos.principal; \
+             klist -k -t KEYTAB lists a keytab's principals), that KRB5_CONFIG (else /etc/krb5.conf) names the KDC of the principal's realm, \
+             and that sasl.kerberos.service.name and the host in bootstrap.servers make the broker's principal (service/host@REALM)"
+        }
+        RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed if reason.contains("OAUTHBEARER") || reason.contains("OIDC") => {
+            "check clientId, clientSecret and scope (sasl.jaas.config) and sasl.oauthbearer.token.endpoint.url against the identity provider, \
+             and that the listener accepts its tokens (issuer, audience, key set)"
+        }
         RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed => {
             "check the user name and password (sasl.jaas.config, or sasl.username/sasl.password) and that sasl.mechanism \
              is one the listener enables and the user exists for (SCRAM users are per mechanism)"
@@ -107,5 +118,10 @@ mod tests {
         let rejected = "Receive failed: error:0A000416:SSL routines::sslv3 alert certificate unknown: SSL alert number 46";
         assert!(auth_failure(Some(RDKafkaErrorCode::BrokerTransportFailure), rejected, "x").unwrap().contains("client certificate"));
         assert!(auth_failure(None, "?", "x").is_none());
+        // The reasons librdkafka gives for a keytab without the principal and for a refused client secret.
+        let krb = "SASL handshake failed (start (-1)): SASL(-1): generic failure: GSSAPI Error: No credentials were supplied";
+        assert!(auth_failure(Some(RDKafkaErrorCode::Authentication), krb, "x").unwrap().contains("klist -k -t KEYTAB"));
+        let oidc = "Failed to acquire SASL OAUTHBEARER token: {\"error\": \"invalid_client\"}";
+        assert!(auth_failure(Some(RDKafkaErrorCode::Authentication), oidc, "x").unwrap().contains("clientSecret"));
     }
 }

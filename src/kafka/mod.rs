@@ -14,6 +14,7 @@ pub mod commit;
 pub mod conf;
 pub mod fetched;
 pub mod groups;
+pub mod kerberos;
 pub mod keystore;
 pub mod partition_list;
 pub mod produce;

@@ -67,9 +67,21 @@ pub const JAVA_TRANSLATIONS: &[(&str, &[&str])] = &[
             "sasl.oauthbearer.extensions",
             "sasl.oauthbearer.method",
             "enable.sasl.oauthbearer.unsecure.jwt",
+            "sasl.kerberos.keytab",
+            "sasl.kerberos.principal",
+            "sasl.kerberos.service.name",
+            "sasl.kerberos.kinit.cmd",
         ],
     ),
 ];
+
+/// Keys whose value, though made from a secret key's (the JAAS line), is
+/// no secret and is shown where the settings are listed (`--check-config`):
+/// a keytab's path (the file, readable by its owner only, is the secret),
+/// the principal (the broker logs it), the service name and the kinit
+/// command made of them. Knowing which keytab and principal a run uses is
+/// what a Kerberos failure is debugged with.
+pub const PUBLIC_FROM_SECRET: &[&str] = &["sasl.kerberos.keytab", "sasl.kerberos.principal", "sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd"];
 
 /// Every key [`is_secret`] is true for that a properties file can hold:
 /// librdkafka's sensitive properties, the Java password keys and the Java

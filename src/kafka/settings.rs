@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use rdkafka::ClientConfig;
 
 use crate::kafka::conf::accepts;
-use crate::kafka::secrets::{is_secret, shown};
+use crate::kafka::secrets::{is_secret, shown, PUBLIC_FROM_SECRET};
 
 /// Which client a file configures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +102,10 @@ impl ClientSettings {
                 };
                 // Free text made from a secret key's value is secret too (a
                 // PEM keystore's path in ssl.certificate.location, the JAAS
-                // scope); flags and enums derived from one are not.
-                let from_secret = matches!(o, Origin::File { key, .. } if is_secret(key)) && accepts(k, "any text").is_ok();
+                // scope); flags and enums derived from one are not, nor
+                // what PUBLIC_FROM_SECRET lists (a keytab's path, a principal).
+                let from_secret =
+                    matches!(o, Origin::File { key, .. } if is_secret(key)) && accepts(k, "any text").is_ok() && !PUBLIC_FROM_SECRET.contains(&k.as_str());
                 let v = if from_secret || fetched.is_some() { "[redacted]".to_string() } else { shown(k, v) };
                 format!("{k}={v}  # {origin}")
             })

@@ -483,10 +483,16 @@ pub fn bin() -> &'static str {
 
 impl Mirror {
     pub fn start(args: &[String]) -> Mirror {
+        Mirror::start_with_env(args, &[])
+    }
+
+    /// [`Mirror::start`] with more environment (KRB5_CONFIG for Kerberos).
+    pub fn start_with_env(args: &[String], env: &[(&str, &str)]) -> Mirror {
         let log = std::env::temp_dir().join(format!("{}.log", unique("mirror")));
         let file = std::fs::File::create(&log).unwrap();
         let child = Command::new(bin())
             .args(args)
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())

@@ -8,12 +8,14 @@
 //! location and password; the JAAS module and the mechanism). Stores are
 //! sniffed by their magic bytes, not their declared type: a `.jks` that is
 //! really PKCS12 works, a real JKS is refused with the `keytool` command that
-//! converts it ([`stores`]). SASL is [`sasl`]'s. Secret values never reach a
+//! converts it ([`stores`]). SASL is [`sasl`]'s, Kerberos [`kerberos`]'s.
+//! Secret values never reach a
 //! message: see [`crate::kafka::secrets::is_secret`].
 //!
 //! What the translated keys mean when a cluster refuses them is told by
 //! [`crate::kafka::auth::auth_failure`].
 
+mod kerberos;
 mod place;
 mod sasl;
 mod stores;
@@ -22,18 +24,15 @@ use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::kafka::conf::{accepts, Refusal};
 use crate::kafka::secrets::shown;
 use crate::kafka::settings::ClientSettings;
+use kerberos::KINIT_TEMPLATE;
 use place::{at, err, set};
-use sasl::{sasl, NO_GSSAPI};
+use sasl::sasl;
 use stores::{keystore, truststore};
 
 /// Keys this module translates (all of them, including librdkafka's own).
 pub fn owns(key: &str) -> bool {
     key == "security.protocol" || key.starts_with("ssl.") || key.starts_with("sasl.")
 }
-
-/// librdkafka's default `sasl.kerberos.kinit.cmd`, with `kinit` to be replaced.
-const KINIT_TEMPLATE: &str = "%{kinit} -R -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal} || \
-                              %{kinit} -t \"%{sasl.kerberos.keytab}\" -k %{sasl.kerberos.principal}";
 
 /// Translates every key [`owns`] returns true for; `config::translate`
 /// skips them and calls this once.
@@ -172,7 +171,6 @@ fn pass(file: &PropertiesFile, s: &mut ClientSettings, p: &Property, key: &str, 
         Err(Refusal::Unknown) => {
             s.warnings.push(format!("{}: unknown key '{}' is ignored (neither the Java clients nor librdkafka know it)", at(file, p), p.key))
         }
-        Err(Refusal::Invalid(_)) if key.starts_with("sasl.kerberos.") => s.warnings.push(format!("{}: {} is ignored: {NO_GSSAPI}", at(file, p), p.key)),
         Err(Refusal::Invalid(msg)) => {
             return Err(err(file, p, format!("'{}' is not accepted: {msg}", shown(key, value))));
         }

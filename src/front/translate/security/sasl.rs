@@ -1,7 +1,9 @@
 //! SASL: the mechanism and the JAAS login module line of a Java client,
 //! as librdkafka's plain `sasl.*` keys (PLAIN, SCRAM, GSSAPI, OAUTHBEARER
-//! unsecured or OIDC). The JAAS line itself is parsed by [`jaas`].
+//! unsecured or OIDC). The JAAS line itself is parsed by [`jaas`];
+//! Kerberos's `Krb5LoginModule` is [`super::kerberos`]'s.
 
+use super::kerberos::krb5;
 use super::place::{at, err, set};
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
 use crate::front::translate::jaas;
@@ -11,9 +13,10 @@ use crate::kafka::settings::ClientSettings;
 /// Java SASL mechanisms librdkafka knows (upper case, as it compares them).
 const MECHANISMS: &[&str] = &["GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
 
-/// Why GSSAPI is refused (`security/mod.rs` names it too, for `sasl.kerberos.*` keys librdkafka refuses).
-pub(super) const NO_GSSAPI: &str = "this mirror-maker is built without Kerberos (GSSAPI) support; use SCRAM-SHA-512, SCRAM-SHA-256, PLAIN or OAUTHBEARER \
-                         (set sasl.mechanism and a matching sasl.jaas.config), or build with the rdkafka 'gssapi' feature";
+/// What GSSAPI without a Krb5LoginModule line needs.
+const KRB5_EXAMPLE: &str =
+    "sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/etc/security/keytabs/mirror.keytab\" \
+                            principal=\"mirror@EXAMPLE.COM\"; with sasl.kerberos.service.name=kafka";
 
 pub(super) fn sasl<'a>(
     file: &PropertiesFile,
@@ -66,7 +69,11 @@ pub(super) fn sasl<'a>(
                 set(s, file, jp, "sasl.username", user);
                 set(s, file, jp, "sasl.password", pass);
             }
-            "Krb5LoginModule" => return Err(err(file, jp, format!("Krb5LoginModule: {NO_GSSAPI}"))),
+            "Krb5LoginModule" => {
+                need(&["GSSAPI"], "GSSAPI")?;
+                krb5(file, s, jp, &j, get)?;
+                return Ok(());
+            }
             "OAuthBearerLoginModule" => {
                 need(&["OAUTHBEARER"], "OAUTHBEARER")?;
                 oauthbearer(file, s, jp, &j, oidc, get)?;
@@ -86,13 +93,18 @@ pub(super) fn sasl<'a>(
             "needs sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"...\" clientSecret=\"...\";",
         ));
     }
-    if sasl_protocol && effective == "GSSAPI" {
+    // GSSAPI with librdkafka's own keys (a keytab and principal) needs no
+    // JAAS line; without either, Java would look for a JAAS file named by
+    // -Djava.security.auth.login.config, which mirror-maker does not read.
+    let native = get("sasl.kerberos.keytab").is_some() || get("sasl.kerberos.principal").is_some();
+    if sasl_protocol && effective == "GSSAPI" && get("sasl.jaas.config").is_none() && !native {
         return Err(match mech_p {
-            Some(p) => ConfigError::at_line(&file.path, p.line, format!("sasl.mechanism=GSSAPI: {NO_GSSAPI}")).with_key(p.key.clone()),
-            None => {
-                ConfigError::in_file(&file.path, format!("security.protocol is SASL_* and sasl.mechanism is not set (Java's default is GSSAPI): {NO_GSSAPI}"))
-                    .with_key("sasl.mechanism")
-            }
+            Some(p) => ConfigError::at_line(&file.path, p.line, "sasl.mechanism=GSSAPI needs a Krb5LoginModule sasl.jaas.config line (a JAAS file given to Java with -Djava.security.auth.login.config is not read)")
+                .with_key(p.key.clone())
+                .with_fix(format!("add {KRB5_EXAMPLE}")),
+            None => ConfigError::in_file(&file.path, "security.protocol is SASL_* and sasl.mechanism is not set, so the mechanism is GSSAPI (Java's default), which needs a Krb5LoginModule sasl.jaas.config line")
+                .with_key("sasl.mechanism")
+                .with_fix(format!("set sasl.mechanism (PLAIN, SCRAM-SHA-512, OAUTHBEARER) with a matching sasl.jaas.config, or for Kerberos add {KRB5_EXAMPLE}")),
         });
     }
     Ok(())

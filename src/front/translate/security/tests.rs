@@ -308,14 +308,103 @@ fn scram_and_plain_from_jaas() {
     assert!(fails("sasl.mechanism=DIGEST").contains("'DIGEST' is not one of"));
 }
 
+const KRB5: &str = "com.sun.security.auth.module.Krb5LoginModule";
+
+/// A keytab file (its content is not read by the translation, only that it can be).
+fn keytab() -> PathBuf {
+    let k = dir().join("client.keytab");
+    std::fs::write(&k, [5, 2]).unwrap();
+    k
+}
+
 #[test]
-fn gssapi_is_refused_clearly() {
-    let e = fails(
-        "security.protocol=SASL_SSL\nsasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/k\" principal=\"p@R\";",
+fn krb5_login_module_with_a_keytab_becomes_librdkafka_gssapi() {
+    let k = keytab();
+    let text = format!(
+        "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n\
+         sasl.jaas.config={KRB5} required useKeyTab=true storeKey=true keyTab=\"{}\" principal=\"mirror@UNIT.TEST\";",
+        k.display()
     );
-    assert!(e.contains("Krb5LoginModule") && e.contains("without Kerberos (GSSAPI) support"), "{e}");
+    let s = ok(&text);
+    assert_eq!(s.get("sasl.mechanisms"), Some("GSSAPI"));
+    assert_eq!(s.get("sasl.kerberos.keytab"), Some(k.to_str().unwrap()));
+    assert_eq!(s.get("sasl.kerberos.principal"), Some("mirror@UNIT.TEST"));
+    assert_eq!(s.get("sasl.kerberos.service.name"), Some("kafka"));
+    assert_eq!(s.get("sasl.kerberos.kinit.cmd"), Some(KINIT_TEMPLATE.replace("%{kinit}", "kinit").as_str()));
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    // Shown with their origin by --check-config: a path and a name are no secrets.
+    let d = s.describe();
+    assert!(d.iter().any(|l| l == &format!("sasl.kerberos.keytab={}  # p.properties:5, translated from sasl.jaas.config", k.display())), "{d:?}");
+    assert!(d.iter().any(|l| l == "sasl.kerberos.principal=mirror@UNIT.TEST  # p.properties:5, translated from sasl.jaas.config"), "{d:?}");
+    assert!(d.iter().any(|l| l == "sasl.kerberos.service.name=kafka  # p.properties:4"), "{d:?}");
+
+    // The JAAS serviceName does as well; Java's default mechanism is GSSAPI.
+    let s = ok(&format!("security.protocol=SASL_PLAINTEXT\nsasl.jaas.config={KRB5} required useKeyTab=true keyTab=\"{}\" principal=\"mirror@UNIT.TEST\" serviceName=\"kafka-svc\";", k.display()));
+    assert_eq!(s.get("sasl.kerberos.service.name"), Some("kafka-svc"));
+    // A sasl.kerberos.kinit.cmd line names another kinit.
+    let s = ok(&format!(
+        "sasl.kerberos.service.name=kafka\nsasl.mechanism=GSSAPI\nsasl.kerberos.kinit.cmd=/opt/krb/bin/kinit\nsasl.jaas.config={KRB5} required useKeyTab=true keyTab=\"{}\" principal=\"mirror@UNIT.TEST\";",
+        k.display()
+    ));
+    assert!(s.get("sasl.kerberos.kinit.cmd").unwrap().starts_with("/opt/krb/bin/kinit -R -t"), "{:?}", s.get("sasl.kerberos.kinit.cmd"));
+    // Options with no meaning here are named, not silently dropped.
+    let s = ok(&format!("sasl.kerberos.service.name=kafka\nsasl.mechanism=GSSAPI\nsasl.jaas.config={KRB5} required useKeyTab=true keyTab=\"{}\" principal=\"mirror@UNIT.TEST\" useFirstPass=true;", k.display()));
+    assert!(s.warnings.iter().any(|w| w.contains("useFirstPass") && w.contains("ignored")), "{:?}", s.warnings);
+}
+
+#[test]
+fn krb5_login_module_mistakes_are_refused_with_the_fix() {
+    let k = keytab();
+    let jaas = |opts: &str| format!("sasl.jaas.config={KRB5} required {opts};");
+    let good = format!("useKeyTab=true keyTab=\"{}\" principal=\"mirror@UNIT.TEST\"", k.display());
+    let e = fails(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas("useKeyTab=true principal=\"mirror@UNIT.TEST\"")));
+    assert!(e.contains("p.properties:4") && e.contains("useKeyTab=true needs keyTab="), "{e}");
+    let e = fails(&format!(
+        "sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}",
+        jaas("useKeyTab=true keyTab=\"/nonexistent/x.keytab\" principal=\"m@R\"")
+    ));
+    assert!(e.contains("p.properties:4") && e.contains("the keytab /nonexistent/x.keytab cannot be read") && e.contains("No such file"), "{e}");
+    let e = fails(&format!("sasl.mechanism=GSSAPI\n{}", jaas(&good)));
+    assert!(e.contains("p.properties:3") && e.contains("service name") && e.contains("sasl.kerberos.service.name=kafka"), "{e}");
+    let e = fails(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas(&format!("{good} serviceName=\"other\""))));
+    assert!(e.contains("conflicts with sasl.kerberos.service.name=kafka at p.properties:3"), "{e}");
+    let e = fails(&format!("sasl.mechanism=PLAIN\nsasl.kerberos.service.name=kafka\n{}", jaas(&good)));
+    assert!(e.contains("Krb5LoginModule needs sasl.mechanism=GSSAPI") && e.contains("p.properties:2 sets sasl.mechanism=PLAIN"), "{e}");
+    let e = fails(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas("useKeyTab=false")));
+    assert!(e.contains("cannot prompt for a password"), "{e}");
+    let e = fails(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas(&format!("useKeyTab=true keyTab=\"{}\"", k.display()))));
+    assert!(e.contains("needs principal="), "{e}");
+    // One process, one credential cache, one principal.
+    ok(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas(&good)));
+    let e = fails(&format!(
+        "sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}",
+        jaas(&format!("useKeyTab=true keyTab=\"{}\" principal=\"other@UNIT.TEST\"", k.display()))
+    ));
+    assert!(e.contains("differs from the one p.properties:4 logs in as") && e.contains("one mirror-maker per principal"), "{e}");
+    // A ticket cache is the user's, the process's cache (no private one
+    // is made in unit tests): no kinit, only a check that it holds a ticket.
+    let s = ok(&format!("sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}", jaas("useTicketCache=true")));
+    assert_eq!(s.get("sasl.kerberos.kinit.cmd"), Some("klist -s"));
+    assert_eq!(s.get("sasl.kerberos.keytab"), None);
+    // Another cache than the process's cannot be read.
+    let e = fails(&format!(
+        "sasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n{}",
+        jaas("useTicketCache=true ticketCache=\"/tmp/mm-unit-elsewhere.cache\"")
+    ));
+    assert!(e.contains("KRB5CCNAME=FILE:/tmp/mm-unit-elsewhere.cache"), "{e}");
+    // GSSAPI with no login line at all.
     let e = fails("security.protocol=SASL_PLAINTEXT");
-    assert!(e.contains("sasl.mechanism is not set (Java's default is GSSAPI)") && e.contains("without Kerberos"), "{e}");
+    assert!(e.contains("sasl.mechanism is not set, so the mechanism is GSSAPI") && e.contains("Krb5LoginModule"), "{e}");
+    let e = fails("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI");
+    assert!(e.contains("p.properties:3") && e.contains("-Djava.security.auth.login.config is not read"), "{e}");
+    // librdkafka's own keys need no JAAS line.
+    let s =
+        ok(&format!("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.keytab={}\nsasl.kerberos.principal=mirror@UNIT.TEST", k.display()));
+    assert_eq!(s.get("sasl.kerberos.principal"), Some("mirror@UNIT.TEST"));
+}
+
+#[test]
+fn kerberos_keys_beside_another_mechanism() {
     // On SASL_SSL with PLAIN, so the SASL keys are used but GSSAPI is not.
     let s = ok("sasl.kerberos.service.name=kafka\nsasl.kerberos.ticket.renew.window.factor=0.8\nsasl.login.refresh.window.factor=0.8\nsasl.mechanism=PLAIN");
     assert!(s.warnings.iter().any(|w| w.contains("sasl.kerberos.ticket.renew.window.factor is ignored")));
