@@ -420,10 +420,6 @@ pub fn no_effect_here(key: &str) -> Option<&'static str> {
             "only the configs set on the source topic are synced (Java's default, use.defaults.from=target); the source's default values \
              are never copied"
         }
-        "refresh.groups.interval.seconds" | "refresh.groups.enabled" => {
-            "the source's consumer groups are listed again every emit.checkpoints.interval.seconds, so a new group gets checkpoints \
-             sooner than with Java's refresh, and a deleted one is forgotten sooner"
-        }
         _ if key.starts_with("config.storage.") || key.starts_with("status.storage.") => {
             "Java's Connect worker keeps its connectors' configs and status in these topics; this mirror's configuration is the file \
              and its status is in its logs and metrics, so it makes and reads neither topic"
