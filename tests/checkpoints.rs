@@ -4,8 +4,11 @@
 //! across the gaps transactions leave in the source's offsets; group
 //! offsets reach only groups with no active consumer on the target and
 //! never move back; a restarted mirror goes on checkpointing without a
-//! checkpoint going back. tests/failover.rs holds the MM2-mode failover
-//! measured beside Java MM2.
+//! checkpoint going back. In MM2 mode, the source's groups are listed at
+//! the start and every `refresh.groups.interval.seconds` (never again
+//! with `refresh.groups.enabled = false`), as Java's checkpoint connector
+//! lists them. tests/failover.rs holds the MM2-mode failover measured
+//! beside Java MM2.
 
 mod common;
 
@@ -681,4 +684,105 @@ fn a_target_topic_deleted_and_made_again_never_makes_a_translation_skip() {
     }
     println!("recreated target topic: group at {halfway:?} on the source, on the target {before:?} before the deletion and {after:?} after; missing {missing}");
     assert_eq!(missing, 0, "group {group} would skip records of the made-again target topic; log:\n{log}");
+}
+
+/// An MM2 mirror of one single-partition topic of 100 records whose
+/// checkpoints round is every second, checkpointing the groups named
+/// `<early|late>-group-<id>`, with `refresh` lines of its own. Returns the
+/// mirror, the source alias (the checkpoints topic is `<alias>.checkpoints.internal`),
+/// the topic and the two groups; `early` has committed offset 0 before the start.
+fn mm2_refresh_mirror(refresh: &[&str]) -> (Mirror, String, String, String, String) {
+    let id = short_id();
+    let (a, b) = (format!("R{id}"), format!("S{id}"));
+    let topic = format!("cp-refresh-{id}");
+    create_topic(&source(), &topic, 1, &[]);
+    produce(&source(), &topic, &sample_records(&topic, 100));
+    let (early, late) = (format!("early-group-{id}"), format!("late-group-{id}"));
+    commit(&source(), &early, &topic, &BTreeMap::from([(0, 0)]));
+    let mut extra = vec![
+        format!("{b}->{a}.enabled = false"),
+        "emit.heartbeats.enabled = false".into(),
+        format!("{a}->{b}.groups = (early|late)-group-{id}"),
+        "emit.checkpoints.interval.seconds = 1".into(),
+    ];
+    // Per flow, so they win over the tests' common top-level refresh.
+    extra.extend(refresh.iter().map(|l| format!("{a}->{b}.{l}")));
+    let file = props("mm2.properties", &mm2_flow_lines(&a, &b, &topic, &extra));
+    (Mirror::start(&[s("--mm2.config"), path(&file)]), a, topic, early, late)
+}
+
+/// One checkpoint round seen: `group` is committed at `upstream` and its
+/// checkpoint of that offset is waited for, one more than the `seen`
+/// before (offsets 0 and 100 take turns: 0 is the first record's
+/// offset-sync and 100 one past the last record's, so each translates
+/// exactly and differs from the one before, and each is written). Gives
+/// how many checkpoints of the group there are then.
+fn one_round(alias: &str, group: &str, topic: &str, upstream: i64, seen: usize) -> usize {
+    commit(&source(), group, topic, &BTreeMap::from([(0, upstream)]));
+    let mut now = seen;
+    wait_until(&format!("checkpoint {} of group {group}, of offset {upstream}", seen + 1), || {
+        let mine: Vec<Checkpoint> = checkpoints_of(alias).into_iter().filter(|c| c.group == group).collect();
+        now = mine.len();
+        mine.len() > seen && mine.last().is_some_and(|c| c.upstream_offset == upstream)
+    });
+    now
+}
+
+/// MM2 mode, as Java's checkpoint connector: the source's groups are
+/// listed at the start and again every refresh.groups.interval.seconds,
+/// not at every checkpoint round. A group made after the first listing
+/// cannot be listed before the mirror's start plus the interval: until
+/// then it gets no checkpoint while the group listed at the start gets
+/// one each round; after the refresh it gets its own.
+#[test]
+#[ignore = "needs clusters"]
+fn groups_are_listed_at_start_and_every_refresh_interval() {
+    require_clusters!();
+    // Long enough for the start, the copy and three rounds on a loaded machine.
+    let refresh = Duration::from_secs(40);
+    let started = std::time::Instant::now();
+    let (mut m, alias, topic, early, late) = mm2_refresh_mirror(&[&format!("refresh.groups.interval.seconds = {}", refresh.as_secs())]);
+    // Its checkpoint says the first listing, which found it, is over.
+    let mut seen = one_round(&alias, &early, &topic, 0, 0);
+    commit(&source(), &late, &topic, &BTreeMap::from([(0, 50)]));
+    let late_ones = || checkpoints_of(&alias).into_iter().filter(|c| c.group == late).count();
+    let mut rounds = 0;
+    for upstream in [100, 0, 100] {
+        seen = one_round(&alias, &early, &topic, upstream, seen);
+        let none = late_ones() == 0;
+        // Read before the refresh could come: a checkpoint of the late group would be a listing before its time.
+        if started.elapsed() < refresh {
+            assert!(none, "group {late} got a checkpoint {:?} after the start, before the refresh at {refresh:?}; log:\n{}", started.elapsed(), m.output());
+            rounds += 1;
+        }
+    }
+    assert_eq!(rounds, 3, "three rounds of {early} seen before the refresh ({refresh:?} after the start): the machine too slow for this test's interval");
+    wait_for(&format!("group {late}'s checkpoint after the refresh"), refresh + DEADLINE, || late_ones() > 0);
+    assert!(started.elapsed() >= refresh, "group {late} got a checkpoint before the refresh could come");
+    // The group listed at the start keeps its checkpoints after the refresh.
+    one_round(&alias, &early, &topic, 0, seen);
+    let log = m.output();
+    m.stop();
+    assert!(log.contains("the source's groups listed at the start and every 40s"), "the start line says the refresh; log:\n{log}");
+}
+
+/// refresh.groups.enabled = false: the groups are listed once, at the
+/// start. A group made later never gets a checkpoint, though the groups
+/// would be listed every second with the refresh on, while the group
+/// listed at the start gets one at each of six rounds.
+#[test]
+#[ignore = "needs clusters"]
+fn with_the_refresh_off_a_later_group_never_gets_checkpoints() {
+    require_clusters!();
+    let (mut m, alias, topic, early, late) = mm2_refresh_mirror(&["refresh.groups.enabled = false", "refresh.groups.interval.seconds = 1"]);
+    let mut seen = one_round(&alias, &early, &topic, 0, 0);
+    commit(&source(), &late, &topic, &BTreeMap::from([(0, 50)]));
+    for (round, upstream) in [100, 0, 100, 0, 100, 0].into_iter().enumerate() {
+        seen = one_round(&alias, &early, &topic, upstream, seen);
+        let late_ones: Vec<Checkpoint> = checkpoints_of(&alias).into_iter().filter(|c| c.group == late).collect();
+        assert!(late_ones.is_empty(), "group {late} got checkpoints by round {} of {early}: {late_ones:?}; log:\n{}", round + 1, m.output());
+    }
+    let log = m.output();
+    m.stop();
+    assert!(log.contains("the source's groups listed at the start only (refresh.groups.enabled = false)"), "the start line says so; log:\n{log}");
 }

@@ -170,6 +170,13 @@ pub struct Checkpoints {
     pub interval: Duration,
     /// `groups` and `groups.exclude`.
     pub groups: NameFilter,
+    /// How often the source's consumer groups are listed again
+    /// (`refresh.groups.interval.seconds`): they are listed at the start
+    /// (each round until a listing succeeds), then again at the first
+    /// round this long after the last listing; None
+    /// (`refresh.groups.enabled = false`): never again. The groups known
+    /// get checkpoints every `interval` in between.
+    pub refresh_groups: Option<Duration>,
     /// `sync.group.offsets.interval.seconds`, when groups with no active
     /// member on the target get their translated offsets committed there.
     pub sync_group_offsets: Option<Duration>,

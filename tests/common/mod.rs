@@ -682,11 +682,14 @@ pub fn short_id() -> String {
 }
 
 /// The lines every MM2 file of the tests has: single-broker clusters need
-/// replication factor 1 for everything MM2 creates, and new topics are
-/// found within 5 s rather than MM2's 600 s default.
+/// replication factor 1 for everything MM2 creates, and new topics and
+/// groups are found within 5 s rather than MM2's 600 s default.
 pub fn mm2_common_lines() -> Vec<String> {
     [
         "refresh.topics.interval.seconds = 5",
+        // Java's 600 s would keep a group that commits after the start out
+        // of the checkpoints for ten minutes (tests/checkpoints.rs tests the refresh itself).
+        "refresh.groups.interval.seconds = 5",
         "replication.factor = 1",
         "checkpoints.topic.replication.factor = 1",
         "heartbeats.topic.replication.factor = 1",

@@ -12,9 +12,11 @@
 //! - when checkpoints are made (else there is no second thread), the
 //!   checkpointer reads the syncs topic once to its end (until then
 //!   nothing is translated, as Java), then the checkpoints topic (so no
-//!   checkpoint goes back across a restart), then every interval lists the
-//!   source's groups, translates their committed offsets and writes the
-//!   checkpoints that moved forward (or back after the group rewound);
+//!   checkpoint goes back across a restart), then every interval
+//!   translates the committed offsets of the source's groups it knows and
+//!   writes the checkpoints that moved forward (or back after the group
+//!   rewound); it knows the groups of its last listing, made at the start
+//!   and again every `refresh.groups.interval.seconds` ([`known_groups`]);
 //! - with `sync.group.offsets.enabled`, the same thread commits the
 //!   checkpoints to each group on the target that has no active member,
 //!   never moving a partition back.
@@ -41,8 +43,10 @@ use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
 use crate::plan::{Checkpointing, Flow};
 
+mod known_groups;
 mod read_back;
 
+use known_groups::KnownGroups;
 use read_back::{read_to_end, Reader};
 
 /// How long a read of an internal topic to its end may go without progress.
@@ -432,16 +436,14 @@ impl Checkpointer {
             return;
         };
         info!(
-            "[{name}] checkpoints to {} every {:?} ({read_back} read back){}",
+            "[{name}] checkpoints to {} every {:?} ({read_back} read back); the source's groups listed {}{}",
             cp.topic,
             cp.interval,
+            cp.refresh_groups.map_or("at the start only (refresh.groups.enabled = false)".to_string(), |d| format!("at the start and every {d:?}")),
             cp.sync_group_offsets.map_or(String::new(), |d| format!("; group offsets synced to the target every {d:?}"))
         );
         let mut next_sync = cp.sync_group_offsets.map(|d| Instant::now() + d);
-        // Whether a listing of the source's groups has succeeded yet: until
-        // one has, the checkpoints read back may name groups deleted since,
-        // so none is synced.
-        let mut listed_once = false;
+        let mut known = KnownGroups::new(cp.refresh_groups);
         loop {
             if self.wait(cp.interval) {
                 return;
@@ -455,32 +457,51 @@ impl Checkpointer {
             }
             self.check_target_logs(&target);
             let mut oldest = HashMap::new();
-            let consumers = match groups::list_groups(source.client()) {
-                Ok(l) => Some(l.into_iter().map(|g| g.group).filter(|g| self.is_consumer(&cp.groups, g)).collect::<Vec<_>>()),
-                Err(e) => {
-                    warn!("[{name}] cannot list the source's consumer groups: {e}");
-                    None
-                }
-            };
-            // A group no longer listed (deleted on the source, or excluded
-            // since) is forgotten: no more checkpoints of it in memory, no
-            // more commits of them to the target. A failed listing says
-            // nothing about any group, so nothing is forgotten then.
-            if let Some(listed) = &consumers {
-                listed_once = true;
-                let listed: std::collections::HashSet<&str> = listed.iter().map(String::as_str).collect();
-                let forgotten = last.retain_groups(|g| listed.contains(g));
-                if forgotten > 0 {
-                    info!("[{name}] {forgotten} group(s) with checkpoints no longer listed on the source (or no longer taken by the groups filter): forgotten, no longer synced");
+            let listing = known.refresh(
+                Instant::now(),
+                || Ok(groups::list_groups(source.client())?.into_iter().map(|g| g.group).filter(|g| self.is_consumer(&cp.groups, g)).collect()),
+                |g| groups::group_offsets(source.client(), g),
+                |t| self.mirrored(t).is_some(),
+            );
+            match listing {
+                None => {}
+                Some(Err(e)) => warn!("[{name}] cannot list the source's consumer groups: {e}; trying again at the next round"),
+                Some(Ok(change)) => {
+                    if change.first {
+                        info!("[{name}] {} consumer group(s) of the source hold offsets of mirrored topics: checkpointed", change.found);
+                    } else if change.new > 0 || change.gone > 0 {
+                        info!(
+                            "[{name}] {} consumer group(s) of the source hold offsets of mirrored topics: {} new, {} gone (of {} before)",
+                            change.found,
+                            change.new,
+                            change.gone,
+                            change.found + change.gone - change.new
+                        );
+                    }
+                    // A group no longer listed (deleted on the source, excluded
+                    // since, or holding no offset of a mirrored topic) is
+                    // forgotten: no more checkpoints of it in memory, no more
+                    // commits of them to the target. A failed listing says
+                    // nothing about any group, so nothing is forgotten then.
+                    let listed: std::collections::HashSet<&str> = known.groups().unwrap_or_default().iter().map(String::as_str).collect();
+                    let forgotten = last.retain_groups(|g| listed.contains(g));
+                    if forgotten > 0 {
+                        info!("[{name}] {forgotten} group(s) with checkpoints no longer listed on the source (or no longer taken by the groups filter): forgotten, no longer synced");
+                    }
                 }
             }
-            let written = self.emit(source.client(), &producer, &cp.topic, consumers.as_deref().unwrap_or_default(), &mut last, &mut oldest);
+            let (written, complete) = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
             producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
             if written > 0 {
                 debug!("[{name}] {written} checkpoints written");
             }
             // A restart reads the syncs topic from here, not from its start.
-            if let Some(point) = self.store.resume_point(&oldest).filter(|p| resumed_at.is_none_or(|r| *p > r)) {
+            // Only from a round that read every known group's offsets: a
+            // group left out (no listing yet, its offsets not read, the stop
+            // cutting the round short) would not hold the point back, and a
+            // restart could read the syncs it stands at no more.
+            let counted = complete && known.groups().is_some();
+            if let Some(point) = self.store.resume_point(&oldest).filter(|p| counted && resumed_at.is_none_or(|r| *p > r)) {
                 let at = GroupOffset { topic: self.setup.spec.syncs_topic.clone(), partition: 0, offset: point, metadata: String::new() };
                 match groups::alter_group_offsets(syncs_admin.client(), &resume_group, &[at]) {
                     Ok(()) => resumed_at = Some(point),
@@ -488,7 +509,9 @@ impl Checkpointer {
                 }
             }
             if let (Some(at), Some(every)) = (next_sync, cp.sync_group_offsets) {
-                if Instant::now() >= at && listed_once {
+                // Until a listing has succeeded, the checkpoints read back may
+                // name groups deleted since, so none is synced.
+                if Instant::now() >= at && known.groups().is_some() {
                     self.sync_groups(target.client(), &mut last);
                     next_sync = Some(Instant::now() + every);
                 }
@@ -594,7 +617,9 @@ impl Checkpointer {
         filter.matches(group) && Some(group) != self.setup.own_group.as_deref() && !group.starts_with("mirror-maker.")
     }
 
-    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]).
+    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): how
+    /// many were written, and whether every group's offsets were read
+    /// (into `oldest`, each mirrored partition's oldest position held).
     fn emit<C: rdkafka::ClientContext>(
         &self,
         source: &rdkafka::client::Client<C>,
@@ -603,11 +628,12 @@ impl Checkpointer {
         listed: &[String],
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
-    ) -> usize {
+    ) -> (usize, bool) {
         let name = &self.setup.name;
-        let mut written = 0;
+        let (mut written, mut complete) = (0, true);
         for group in listed {
             if self.shutdown.stopping() {
+                complete = false;
                 break;
             }
             // Java stamps checkpoints with the time just before the group's offsets were listed.
@@ -616,6 +642,7 @@ impl Checkpointer {
                 Ok(c) => c,
                 Err(e) => {
                     warn!("[{name}] group {group}: {e}");
+                    complete = false;
                     continue;
                 }
             };
@@ -641,7 +668,7 @@ impl Checkpointer {
                 producer.poll(Duration::ZERO);
             }
         }
-        written
+        (written, complete)
     }
 
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them

@@ -144,6 +144,8 @@ fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target) -> Result<
             replication_factor: 3,
             interval: Duration::from_millis(c.interval_ms),
             groups,
+            // MM1 has no refresh option: the groups are listed every round.
+            refresh_groups: Some(Duration::from_millis(c.interval_ms)),
             sync_group_offsets: c.sync_group_offsets.then(|| Duration::from_millis(c.interval_ms)),
         }),
     })

@@ -416,10 +416,6 @@ pub fn no_effect_here(key: &str) -> Option<&'static str> {
             "how long a Java task's poll waits for records; this mirror's streams hand records on as they arrive, so no poll timeout applies"
         }
         "admin.timeout.ms" => "the deadline of the Java connectors' admin calls; this mirror's admin calls keep their own fixed deadlines",
-        "refresh.groups.interval.seconds" | "refresh.groups.enabled" => {
-            "the source's consumer groups are listed again every emit.checkpoints.interval.seconds, so a new group gets checkpoints \
-             sooner than with Java's refresh, and a deleted one is forgotten sooner"
-        }
         _ if key.starts_with("config.storage.") || key.starts_with("status.storage.") => {
             "Java's Connect worker keeps its connectors' configs and status in these topics; this mirror's configuration is the file \
              and its status is in its logs and metrics, so it makes and reads neither topic"

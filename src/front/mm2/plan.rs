@@ -182,6 +182,7 @@ fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
         replication_factor: f.settings.checkpoints_topic_replication_factor,
         interval: f.settings.emit_checkpoints.interval().unwrap_or(NEVER).max(Duration::from_secs(1)),
         groups: f.groups.clone(),
+        refresh_groups: f.settings.refresh_groups.interval(),
         sync_group_offsets: if f.syncs_group_offsets() { f.settings.sync_group_offsets.interval().map(|d| d.max(Duration::from_secs(1))) } else { None },
     });
     Ok(Checkpointing {
