@@ -65,7 +65,7 @@ fn start(file: &Path) -> Mirror {
 #[test]
 #[ignore = "needs clusters"]
 fn the_targets_admin_layer_makes_and_syncs_its_topics() {
-    require_clusters!(source(), target(), sasl_bootstrap());
+    require_clusters!(source(), target());
     let id = short_id();
     let _cleanup = Cleanup(id.clone());
     let (a, b) = (format!("A{id}"), format!("B{id}"));
@@ -103,7 +103,7 @@ fn the_targets_admin_layer_makes_and_syncs_its_topics() {
 #[test]
 #[ignore = "needs clusters"]
 fn a_wrong_password_in_the_admin_layer_alone_fails_the_listing_and_names_its_line() {
-    require_clusters!(source(), target(), sasl_bootstrap());
+    require_clusters!(source(), target());
     let id = short_id();
     let _cleanup = Cleanup(id.clone());
     let (a, b) = (format!("A{id}"), format!("B{id}"));
