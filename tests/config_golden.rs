@@ -750,7 +750,7 @@ fn documented_keys() -> Vec<&'static str> {
 fn base(role: Role) -> &'static str {
     match role {
         Role::Consumer => "bootstrap.servers=h:1\ngroup.id=g\n",
-        Role::Producer => "bootstrap.servers=h:1\n",
+        Role::Producer | Role::Admin => "bootstrap.servers=h:1\n",
     }
 }
 
@@ -795,7 +795,7 @@ fn every_key_of_both_tables() {
         // consumer or producer is built from exactly this map.
         if let Ok(s) = &got {
             let created = match role {
-                Role::Producer => s.client_config().create::<rdkafka::producer::BaseProducer>().map(drop),
+                Role::Producer | Role::Admin => s.client_config().create::<rdkafka::producer::BaseProducer>().map(drop),
                 Role::Consumer => s.client_config().create::<rdkafka::consumer::BaseConsumer>().map(drop),
             };
             if let Err(e) = created {

@@ -47,11 +47,14 @@ use crate::plan::{Flow, Ops, Plan, Shape, Target};
 
 pub use start_error::StartError;
 
-fn log_settings(s: &ClientSettings) {
-    for n in &s.notices {
+/// Logs a client's notices and warnings, each line once however many
+/// clients share it (`said`): a cluster's key reaches a flow's consumer,
+/// producer and admin clients alike.
+fn log_settings(s: &ClientSettings, said: &mut std::collections::HashSet<String>) {
+    for n in s.notices.iter().filter(|n| said.insert(n.to_string())) {
         info!("{n}");
     }
-    for w in &s.warnings {
+    for w in s.warnings.iter().filter(|w| said.insert(w.to_string())) {
         warn!("{w}");
     }
     for line in s.describe() {
@@ -92,8 +95,10 @@ fn queue_bound(shape: &Shape) -> Bound {
 
 /// Runs the mirror until `shutdown` is triggered; returns the exit status.
 pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<ExitStatus, StartError> {
+    let mut said = std::collections::HashSet::new();
     for f in &plan.flows {
-        log_settings(&f.source);
+        log_settings(&f.source, &mut said);
+        f.source_admin.iter().for_each(|a| log_settings(a, &mut said));
     }
     if plan.ops.label_flows {
         let _ = metrics.flow_names.set(plan.flows.iter().map(|f| f.name.clone()).collect());
@@ -105,7 +110,8 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     let mut pipelines = Vec::new();
     let mut tasks = Vec::new();
     for (target, flows) in plan.by_target() {
-        log_settings(&target.settings);
+        log_settings(&target.settings, &mut said);
+        target.admin.iter().for_each(|a| log_settings(a, &mut said));
         let mut workers = Workers::start(&target, &flows, &env)?;
         let Some((streams, txn_specs)) = start_streams(&plan, &flows, &mut workers, &env)? else {
             return Ok(shutdown.status());
@@ -191,7 +197,7 @@ impl Workers {
             warn!("cannot reach the target cluster ({}) yet; records wait until it answers", settings.bootstrap);
         }
         let meta = if flows.iter().any(|f| f.naming.preserves_partitions()) {
-            let meta = crate::kafka::admin::admin_client(&config).map_err(cannot_create(&settings.path, Client::TargetMetadata))?;
+            let meta = crate::kafka::admin::admin_client(&target.admin_config()).map_err(cannot_create(&settings.path, Client::TargetMetadata))?;
             Some(Arc::new(meta))
         } else {
             None
@@ -216,7 +222,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
     let mut txn_specs = Vec::new();
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
-        let topic_sync = topic_sync(flow, workers)?;
+        let topic_sync = topic_sync(flow)?;
         let Some(side) = workers.side.start_flow(flow, topic_sync.as_ref(), env.shape.commit_interval, env.metrics, env.shutdown)? else {
             return Ok(None);
         };
@@ -351,14 +357,23 @@ fn txn_spec(
 }
 
 /// One per flow, shared by its streams (see `topics`).
-fn topic_sync(flow: &Flow, workers: &Workers) -> Result<Option<Arc<TopicSync>>, StartError> {
+fn topic_sync(flow: &Flow) -> Result<Option<Arc<TopicSync>>, StartError> {
     let side = flow.side_effects;
     if !side.create_topics && !side.sync_partitions {
         return Ok(None);
     }
-    let source_admin = crate::kafka::admin::admin_client(&flow.source.client_config()).map_err(cannot_create(&flow.source.path, Client::SourceAdmin))?;
-    let target_admin = crate::kafka::admin::admin_client(&workers.config).map_err(cannot_create(&flow.target.settings.path, Client::TargetAdmin))?;
-    Ok(Some(Arc::new(TopicSync::new(source_admin, target_admin, flow.naming.clone(), side.create_topics, side.sync_partitions, flow.remote_topics.clone()))))
+    let source_admin = crate::kafka::admin::admin_client(&flow.source_admin_config()).map_err(cannot_create(&flow.source.path, Client::SourceAdmin))?;
+    let target_admin =
+        crate::kafka::admin::admin_client(&flow.target.admin_config()).map_err(cannot_create(&flow.target.settings.path, Client::TargetAdmin))?;
+    let via = (flow.source_admin_origin(), flow.target.admin_origin());
+    Ok(Some(Arc::new(TopicSync::new(
+        (source_admin, target_admin),
+        via,
+        flow.naming.clone(),
+        side.create_topics,
+        side.sync_partitions,
+        flow.remote_topics.clone(),
+    ))))
 }
 
 /// How often the streams report their lag: as often as the stats line, at

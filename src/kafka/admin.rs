@@ -69,6 +69,15 @@ pub fn admin_config(settings: &ClientConfig) -> ClientConfig {
     c
 }
 
+/// An admin client's settings from an admin layer (MirrorMaker 2's
+/// `admin.*`): all of them, since its translation passed only keys an
+/// admin client reads, and never a broker's auto-create.
+pub fn layer_config(settings: &ClientConfig) -> ClientConfig {
+    let mut c = settings.clone();
+    c.set("allow.auto.create.topics", "false");
+    c
+}
+
 /// Waits for an admin future on this thread; the admin client's own thread
 /// drives it.
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {

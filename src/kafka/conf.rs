@@ -62,29 +62,63 @@ mod ffi {
 /// Every property name of librdkafka's table (aliases included, hidden
 /// internals left out), from the table librdkafka prints of itself.
 pub fn property_names() -> Vec<String> {
-    let mut buf: *mut std::os::raw::c_char = std::ptr::null_mut();
-    let mut len = 0usize;
-    // SAFETY: open_memstream owns buf until fclose, after which buf holds
-    // len bytes that we copy and free, as its contract says.
-    let text = unsafe {
-        let f = ffi::open_memstream(&mut buf, &mut len);
-        if f.is_null() {
-            return Vec::new();
-        }
-        rdkafka::bindings::rd_kafka_conf_properties_show(f.cast());
-        ffi::fclose(f);
-        let bytes = std::slice::from_raw_parts(buf as *const u8, len).to_vec();
-        ffi::free(buf.cast());
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    let mut names: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.split_once(" | ").map(|(name, _)| name.trim().to_string()))
-        .filter(|n| !n.is_empty() && n != "Property" && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_'))
-        .collect();
+    let mut names: Vec<String> = table().iter().map(|(n, _)| n.clone()).collect();
     names.sort();
     names.dedup();
     names
+}
+
+/// Which kind of client librdkafka applies a property to (its table's
+/// C/P column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every client (`*`).
+    Any,
+    Consumer,
+    Producer,
+}
+
+/// The scope librdkafka's table gives `key` (an alias: its target's), or
+/// None for a name the table lacks.
+pub fn scope(key: &str) -> Option<Scope> {
+    table().iter().find(|(n, _)| n == key).map(|(_, s)| *s)
+}
+
+/// librdkafka's table of itself (`rd_kafka_conf_properties_show`): each
+/// property's name and scope, global and topic properties alike. Read once.
+fn table() -> &'static [(String, Scope)] {
+    static TABLE: std::sync::OnceLock<Vec<(String, Scope)>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut buf: *mut std::os::raw::c_char = std::ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: open_memstream owns buf until fclose, after which buf holds
+        // len bytes that we copy and free, as its contract says.
+        let text = unsafe {
+            let f = ffi::open_memstream(&mut buf, &mut len);
+            if f.is_null() {
+                return Vec::new();
+            }
+            rdkafka::bindings::rd_kafka_conf_properties_show(f.cast());
+            ffi::fclose(f);
+            let bytes = std::slice::from_raw_parts(buf as *const u8, len).to_vec();
+            ffi::free(buf.cast());
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        text.lines()
+            .filter_map(|l| {
+                let mut cols = l.split(" | ");
+                let name = cols.next()?.trim().to_string();
+                let scope = match cols.next()?.trim() {
+                    "*" => Scope::Any,
+                    "C" => Scope::Consumer,
+                    "P" => Scope::Producer,
+                    _ => return None,
+                };
+                Some((name, scope))
+            })
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_'))
+            .collect()
+    })
 }
 
 /// Whether librdkafka blanks this property when it scrubs a configuration.
@@ -118,6 +152,17 @@ fn scrubs(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scopes_are_librdkafkas() {
+        assert_eq!(scope("bootstrap.servers"), Some(Scope::Any));
+        assert_eq!(scope("sasl.password"), Some(Scope::Any));
+        assert_eq!(scope("group.id"), Some(Scope::Consumer));
+        assert_eq!(scope("auto.offset.reset"), Some(Scope::Consumer), "a topic property");
+        assert_eq!(scope("linger.ms"), Some(Scope::Producer));
+        assert_eq!(scope("acks"), Some(Scope::Producer), "a topic property's alias");
+        assert_eq!(scope("no.such.key"), None);
+    }
 
     #[test]
     fn sensitive_keys_are_what_librdkafka_scrubs() {

@@ -15,6 +15,9 @@ use crate::kafka::secrets::{is_secret, shown, PUBLIC_FROM_SECRET};
 pub enum Role {
     Consumer,
     Producer,
+    /// An admin client (MirrorMaker 2's `admin.*` layers): the keys every
+    /// client shares; a consumer's or producer's own keys are not passed.
+    Admin,
 }
 
 /// Where an effective setting came from, for logs and `--check-config`.

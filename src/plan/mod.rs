@@ -14,6 +14,8 @@ pub mod policy;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rdkafka::ClientConfig;
+
 use crate::kafka::settings::ClientSettings;
 use filter::TopicFilter;
 use handler::Handler;
@@ -59,6 +61,11 @@ pub struct Flow {
     pub source_origin: String,
     /// The source consumer's settings; its `group.id` is the flow's group.
     pub source: ClientSettings,
+    /// The settings of the flow's admin clients on the source, from a
+    /// front-end that has an admin layer (MirrorMaker 2's `admin.*`);
+    /// None: the source consumer's connection settings
+    /// ([`Flow::source_admin_config`]).
+    pub source_admin: Option<ClientSettings>,
     pub target: Arc<Target>,
     pub filter: Arc<TopicFilter>,
     /// Target topic and partition of each record.
@@ -147,6 +154,10 @@ pub struct Checkpointing {
     pub target_alias: String,
     /// The offset-syncs topic and the cluster that holds it.
     pub syncs_cluster: ClientSettings,
+    /// The admin settings of that cluster (the flow's source or target
+    /// admin, as MirrorMaker 2's `offsetSyncsTopicAdminConfig`); None:
+    /// `syncs_cluster`'s connection settings.
+    pub syncs_admin: Option<ClientSettings>,
     pub syncs_topic: String,
     /// Of the syncs topic, made (compacted, one partition, as Java makes
     /// it) by the sync writer before its first record.
@@ -209,6 +220,10 @@ pub struct RemoteTopics {
 #[derive(Debug)]
 pub struct Target {
     pub settings: ClientSettings,
+    /// The settings of the admin clients on this target, from a front-end
+    /// that has an admin layer (MirrorMaker 2's `admin.*`); None: the
+    /// producer's connection settings ([`Target::admin_config`]).
+    pub admin: Option<ClientSettings>,
     /// What the user named the target for messages: its file, or its alias.
     pub origin: String,
 }
@@ -256,6 +271,68 @@ pub struct Ops {
     pub label_flows: bool,
 }
 
+/// An admin client's librdkafka settings: an admin layer's own, or the
+/// connection and security settings of the client beside it.
+fn admin_of(layer: Option<&ClientSettings>, beside: &ClientSettings) -> ClientConfig {
+    match layer {
+        Some(a) => crate::kafka::admin::layer_config(&a.client_config()),
+        None => crate::kafka::admin::admin_config(&beside.client_config()),
+    }
+}
+
+impl Flow {
+    /// The settings every admin client of this flow on the source is made with.
+    pub fn source_admin_config(&self) -> ClientConfig {
+        admin_of(self.source_admin.as_ref(), &self.source)
+    }
+
+    /// Which settings those are, for messages: the admin layer's (with the
+    /// places of their security keys), or the source consumer's file.
+    pub fn source_admin_origin(&self) -> String {
+        admin_origin(self.source_admin.as_ref(), &self.source)
+    }
+}
+
+impl Target {
+    /// The settings every admin client on this target is made with.
+    pub fn admin_config(&self) -> ClientConfig {
+        admin_of(self.admin.as_ref(), &self.settings)
+    }
+
+    /// Which settings those are, for messages (as [`Flow::source_admin_origin`]).
+    pub fn admin_origin(&self) -> String {
+        admin_origin(self.admin.as_ref(), &self.settings)
+    }
+}
+
+impl Checkpointing {
+    /// The settings of admin clients of the offset-syncs cluster.
+    pub fn syncs_admin_config(&self) -> ClientConfig {
+        admin_of(self.syncs_admin.as_ref(), &self.syncs_cluster)
+    }
+}
+
+/// `admin settings of mm2.properties: mm2.properties:9: sasl.jaas.config,
+/// ...`: which settings an admin client is made with, and where its
+/// brokers and security settings were written, so a refusal names them.
+fn admin_origin(layer: Option<&ClientSettings>, beside: &ClientSettings) -> String {
+    use crate::kafka::settings::Origin;
+    let s = layer.unwrap_or(beside);
+    let connection = |k: &str| k == "bootstrap.servers" || k.starts_with("security.") || k.starts_with("sasl.") || k.starts_with("ssl.");
+    let places: std::collections::BTreeSet<String> = s
+        .entries
+        .iter()
+        .filter(|(k, _)| connection(k))
+        .filter_map(|(_, (_, o))| match o {
+            Origin::File { at, key } => Some(format!("{at}: {key}")),
+            Origin::Default(_) => None,
+        })
+        .collect();
+    let whose = if layer.is_some() { "admin settings" } else { "connection settings" };
+    let places: Vec<String> = places.into_iter().collect();
+    format!("{whose} of {}: {}", s.path.display(), places.join(", "))
+}
+
 impl Plan {
     /// The flows grouped by target, in the order they first appear.
     pub fn by_target(&self) -> Vec<(Arc<Target>, Vec<&Flow>)> {
@@ -294,13 +371,14 @@ mod tests {
 
     #[test]
     fn flows_share_the_workers_of_the_target_they_share() {
-        let t1 = Arc::new(Target { settings: settings(Role::Producer), origin: "t1".into() });
-        let t2 = Arc::new(Target { settings: settings(Role::Producer), origin: "t2".into() });
+        let t1 = Arc::new(Target { settings: settings(Role::Producer), admin: None, origin: "t1".into() });
+        let t2 = Arc::new(Target { settings: settings(Role::Producer), admin: None, origin: "t2".into() });
         let flow = |name: &str, target: &Arc<Target>| Flow {
             name: name.into(),
             lease: name.into(),
             source_origin: name.into(),
             source: settings(Role::Consumer),
+            source_admin: None,
             target: target.clone(),
             filter: Arc::new(TopicFilter::new(Some(".*"), None, true).unwrap()),
             naming: Arc::new(Handler::Identity),

@@ -38,7 +38,6 @@ use super::{lock, Worker, DRAIN_TIMEOUT};
 use crate::engine::mm2::connect_offsets::{file as offsets_file, topic as offsets_topic};
 use crate::front::connect;
 use crate::front::mm2::connector::Kind;
-use crate::kafka::admin::admin_config;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::plan::filter::TopicFilter;
 
@@ -147,12 +146,7 @@ struct SourceSide {
 fn source_side(plan: &connect::ConnectorPlan) -> Option<SourceSide> {
     let flow = plan.plan.flows.first()?;
     let spec = flow.connect_offsets.as_ref()?;
-    Some(SourceSide {
-        group: flow.source.group_id.clone()?,
-        source: admin_config(&flow.source.client_config()),
-        alias: spec.source_alias.clone(),
-        filter: flow.filter.clone(),
-    })
+    Some(SourceSide { group: flow.source.group_id.clone()?, source: flow.source_admin_config(), alias: spec.source_alias.clone(), filter: flow.filter.clone() })
 }
 
 /// The (topic, partition) a partition map names for this source, when it

@@ -36,7 +36,7 @@ use rdkafka::ClientConfig;
 
 use crate::engine::mm2::offset_syncs::{FlowSyncs, Outgoing, SyncStore, FOLLOWS_HEADER, IDLE_AFTER};
 use crate::formats::{Checkpoint, OffsetSync};
-use crate::kafka::admin::{admin_config, create_compacted};
+use crate::kafka::admin::create_compacted;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::Shutdown;
@@ -90,8 +90,12 @@ pub struct CheckpointerSetup {
     spec: Arc<Checkpointing>,
     /// This node's own store, when no syncs are written to the topic.
     local: Option<Arc<SyncStore>>,
+    /// Admin settings of the source (its groups and their offsets).
     source: ClientConfig,
+    /// The target producer's settings: the checkpoints are written and read back with them.
     target: ClientConfig,
+    /// Admin settings of the target (the checkpoints topic, group offsets synced there).
+    target_admin: ClientConfig,
     naming: Arc<Handler>,
     filter: Arc<crate::plan::filter::TopicFilter>,
     own_group: Option<String>,
@@ -108,8 +112,9 @@ impl CheckpointerSetup {
             name: format!("{}->{}", spec.source_alias, spec.target_alias),
             spec: spec.clone(),
             local: (!spec.write_syncs && apart.is_none()).then(|| syncs.store.clone()),
-            source: admin_config(&flow.source.client_config()),
+            source: flow.source_admin_config(),
             target: flow.target.settings.client_config(),
+            target_admin: flow.target.admin_config(),
             naming: flow.naming.clone(),
             filter: apart.unwrap_or_else(|| flow.filter.clone()),
             own_group: flow.source.group_id.clone(),
@@ -144,7 +149,9 @@ fn write_syncs(
     let producer: Option<BaseProducer> = if spec.write_syncs {
         // Made before the first sync goes out, so a broker that creates
         // topics on first use never makes it uncompacted with its defaults.
-        create_compacted(config, &spec.syncs_topic, spec.syncs_replication_factor);
+        // By an admin client of the syncs' cluster, as Java's source
+        // connector makes it (`offsetSyncsTopicAdminConfig`).
+        create_compacted(&spec.syncs_admin_config(), &spec.syncs_topic, spec.syncs_replication_factor);
         match config.create() {
             Ok(p) => Some(p),
             Err(e) => {
@@ -374,8 +381,8 @@ impl Checkpointer {
         // checkpoints topics (`MirrorClient.checkpointTopics`) find it from
         // the start, and a broker that creates topics on first use never
         // makes it uncompacted.
-        create_compacted(&self.setup.target, &cp.topic, cp.replication_factor);
-        let syncs_admin = match groups::admin_consumer(&admin_config(&self.setup.spec.syncs_cluster.client_config())) {
+        create_compacted(&self.setup.target_admin, &cp.topic, cp.replication_factor);
+        let syncs_admin = match groups::admin_consumer(&self.setup.spec.syncs_admin_config()) {
             Ok(c) => c,
             Err(e) => {
                 warn!("[{name}] no checkpoints: cannot create a client of the offset-syncs cluster: {e}");
@@ -431,7 +438,7 @@ impl Checkpointer {
                 return;
             }
         };
-        let (Ok(source), Ok(target)) = (groups::admin_consumer(&self.setup.source), groups::admin_consumer(&admin_config(&self.setup.target))) else {
+        let (Ok(source), Ok(target)) = (groups::admin_consumer(&self.setup.source), groups::admin_consumer(&self.setup.target_admin)) else {
             warn!("[{name}] no checkpoints: cannot create the admin clients");
             return;
         };

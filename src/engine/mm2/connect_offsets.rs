@@ -43,7 +43,6 @@ use rdkafka::message::Message;
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::engine::pipeline::stream::log_names;
-use crate::kafka::admin::admin_config;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::topic_reader::{self, ReadError};
 use crate::ops::shutdown::Shutdown;
@@ -273,8 +272,11 @@ pub fn take_over_at_start(
     let Some(group) = flow.source.group_id.clone() else {
         return Ok(TakenOver::Done(None));
     };
+    // The offsets topic is the Connect worker's: Java reads and makes it
+    // with the worker's own settings (the target's keys, not its admin.*).
     let target = flow.target.settings.client_config();
-    let source = admin_config(&flow.source.client_config());
+    // The flow's group on the source is altered by an admin client.
+    let source = flow.source_admin_config();
     let java = loop {
         match take_over(flow, spec, &group, &target, &source, shutdown) {
             Ok(java) => break java,

@@ -23,8 +23,11 @@ pub fn spawn(task: &Heartbeats, shutdown: Arc<Shutdown>) -> std::io::Result<Join
     let (interval, floored) = schedule(task.interval);
     let (source_alias, target_alias, topic, rf) = (task.source_alias.clone(), task.target_alias.clone(), task.topic.clone(), task.replication_factor);
     let config = task.target.settings.client_config();
+    // Made by an admin client of the target, as Java's heartbeat connector
+    // makes it (`heartbeats-target-admin`).
+    let admin = task.target.admin_config();
     std::thread::Builder::new().name(format!("mirrormaker-heartbeats-{name}")).spawn(move || {
-        create_compacted(&config, &topic, rf);
+        create_compacted(&admin, &topic, rf);
         let producer: BaseProducer = match config.create() {
             Ok(p) => p,
             Err(e) => {

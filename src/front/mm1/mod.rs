@@ -38,7 +38,7 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
     };
     let (sources, target) = target_settings;
     let commit_interval_ms = commit_interval_ms(options, sources.iter().find_map(|(_, s, _)| s.auto_commit_interval_ms));
-    let target = Arc::new(Target { settings: target, origin: format!("--producer.config {}", options.producer_config.display()) });
+    let target = Arc::new(Target { settings: target, admin: None, origin: format!("--producer.config {}", options.producer_config.display()) });
     let b = &options.beyond;
     let side_effects = SideEffects { create_topics: b.create_topics, sync_partitions: b.sync_partitions, provenance: b.provenance };
     let aliases = source_aliases(&b.checkpoints, sources.len(), &naming)?;
@@ -58,6 +58,8 @@ pub fn plan(options: &Options) -> Result<Plan, ConfigError> {
                 lease,
                 source_origin: format!("--consumer.config {}", path.display()),
                 source,
+                // MM1 has no admin layer: its admin clients take the consumer's connection settings.
+                source_admin: None,
                 target: target.clone(),
                 filter: Arc::new(filter),
                 naming: naming.clone(),
@@ -133,6 +135,7 @@ fn checkpointing(c: &CheckpointOptions, alias: &str, target: &Target) -> Result<
         source_alias: alias.to_string(),
         target_alias: c.target_alias.clone(),
         syncs_cluster: target.settings.clone(),
+        syncs_admin: None,
         syncs_topic,
         // MirrorMaker 2's default; capped at the cluster's broker count.
         syncs_replication_factor: 3,
@@ -215,7 +218,7 @@ mod tests {
     fn checkpoints_and_syncs_go_to_the_target_named_as_mm2_names_them_there() {
         let file = crate::front::properties::parse(std::path::Path::new("t.properties"), b"bootstrap.servers=t:9092\n").unwrap();
         let settings = translate::translate(&file, Role::Producer).unwrap();
-        let target = Target { settings, origin: "t".into() };
+        let target = Target { settings, admin: None, origin: "t".into() };
         let c = CheckpointOptions { groups: "app-.*, billing".into(), ..on(&[]) };
         let cp = checkpointing(&c, "east", &target).unwrap();
         assert_eq!(cp.syncs_topic, "mm2-offset-syncs.east.internal", "offset-syncs.topic.location=target naming");

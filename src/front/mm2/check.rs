@@ -89,11 +89,19 @@ fn describe_flow(out: &mut String, flow: &Flow) {
     for l in flow.target.settings.describe() {
         let _ = writeln!(out, "    {l}");
     }
-    for w in flow.source.warnings.iter().chain(&flow.target.settings.warnings) {
+    let admins = [("source", flow.source_admin.as_ref()), ("target", flow.target.admin.as_ref())];
+    for (side, admin) in admins.iter().filter_map(|(side, a)| Some((side, (*a)?))) {
+        let _ = writeln!(out, "  {side} admin clients, effective librdkafka settings:");
+        for l in admin.describe() {
+            let _ = writeln!(out, "    {l}");
+        }
+    }
+    let clients = || [Some(&flow.source), Some(&flow.target.settings), flow.source_admin.as_ref(), flow.target.admin.as_ref()].into_iter().flatten();
+    for w in clients().flat_map(|c| &c.warnings) {
         let _ = writeln!(out, "  WARNING: {w}");
     }
     // What the clients' translation says of keys it does not pass on (max.poll.records, ...).
-    for n in flow.source.notices.iter().chain(&flow.target.settings.notices) {
+    for n in clients().flat_map(|c| &c.notices) {
         let _ = writeln!(out, "  note: {n}");
     }
     let _ = writeln!(out, "  topics: {}", flow.filter.description());

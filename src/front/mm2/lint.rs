@@ -171,16 +171,6 @@ fn no_effect(key: &str) -> Option<&'static str> {
     no_effect_here(key)
 }
 
-/// The warning of an `admin.*` layer line: Java builds each admin client
-/// from these keys over the cluster's; this mirror does not (yet).
-fn admin_layer(at: &str, key: &str, k: &str) -> String {
-    format!(
-        "{at}: {key} has no effect in this mirror: its admin clients are built from the settings of the flow's clients instead (the source \
-         consumer's for the source cluster, the target producer's for the target), not from admin.* keys; write {k} where those clients \
-         read it (the cluster's own key, or its consumer.*/producer.* layer) if the admin clients need it"
-    )
-}
-
 /// One line for a key with no effect here: a warning, but a note for the
 /// Connect worker's own topics (`config.storage.*`, `status.storage.*`),
 /// which Kafka's sample file sets and which cost nothing to leave in.
@@ -235,8 +225,10 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
     }
     if is_role_prefixed(rest) {
         let (role, k) = rest.split_once('.').unwrap_or((rest, ""));
+        // `A.admin.k`: the admin clients' layer, honoured; the
+        // translation of their settings judges `k`.
         if role == "admin" && !is_connector_key(rest) {
-            return msgs.warn(admin_layer(at, key, k));
+            return;
         }
         if is_connector_key(rest) {
             return msgs.warn(format!(
@@ -298,9 +290,6 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
             &rest[9..],
             &rest[9..]
         )),
-        _ if !is_connector_key(rest) && ["admin.", "source.admin.", "target.admin."].iter().any(|r| rest.starts_with(r)) => {
-            msgs.warn(admin_layer(at, key, rest.rsplit_once("admin.").map_or(rest, |(_, k)| k)))
-        }
         _ if is_role_prefixed(rest) || rest.starts_with("source.") || rest.starts_with("target.") => {}
         _ if [TRANSFORMS, PREDICATES, "errors.", CONFIG_PROVIDERS].iter().any(|x| rest.starts_with(x)) => {}
         _ => match dead_key(rest) {

@@ -151,6 +151,15 @@ impl Flow {
         }
     }
 
+    /// Java's `offsetSyncsTopicAdminConfig`: the admin client of the
+    /// cluster that holds the offset-syncs topic.
+    pub fn offset_syncs_admin(&self) -> &ClientProps {
+        match self.settings.offset_syncs_topic_location {
+            Location::Source => &self.source_admin,
+            Location::Target => &self.target_admin,
+        }
+    }
+
     /// Java's `offset-syncs-{source,target}-consumer`: the same properties as
     /// the side's other consumer, under another `client.id` role.
     pub fn offset_syncs_consumer(&self) -> &ClientProps {

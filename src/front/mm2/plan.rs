@@ -42,6 +42,7 @@ pub fn plan_with(cfg: &Mm2Config, ops: Ops, hand_back: bool) -> Result<Plan, Con
     for f in &cfg.flows {
         let target = Arc::new(Target {
             settings: translate::translate(&without_connect_base(&f.producer), Role::Producer)?,
+            admin: Some(admin_settings(&f.target_admin)?),
             origin: format!("cluster {} of {}", f.target, cfg.path.display()),
         });
         if f.enabled {
@@ -107,6 +108,7 @@ fn record_flow(cfg: &Mm2Config, f: &Mm2Flow, target: Arc<Target>, hand_back: boo
         lease: f.name(),
         source_origin: format!("cluster {} of {}", f.source, cfg.path.display()),
         source,
+        source_admin: Some(admin_settings(&f.source_admin)?),
         target,
         filter: Arc::new(TopicFilter::mm2(f.policy.clone(), f.topics.clone(), &f.target)),
         naming: Arc::new(Handler::Remote { policy: f.policy.clone(), source_alias: f.source.clone() }),
@@ -189,6 +191,7 @@ fn checkpointing(f: &Mm2Flow) -> Result<Checkpointing, ConfigError> {
         source_alias: f.source.clone(),
         target_alias: f.target.clone(),
         syncs_cluster: translate::translate(&without_connect_base(f.offset_syncs_producer()), Role::Producer)?,
+        syncs_admin: Some(admin_settings(f.offset_syncs_admin())?),
         syncs_topic: f.offset_syncs_topic(),
         syncs_replication_factor: f.settings.offset_syncs_topic_replication_factor,
         write_syncs: f.settings.emit_offset_syncs_enabled,
@@ -216,6 +219,13 @@ fn consumer_settings(f: &Mm2Flow) -> Result<ClientSettings, ConfigError> {
     let mut settings = translate::translate_with(&file, Role::Consumer, TranslateOptions::default())?;
     settings.group_id = settings.group_id.or_else(|| Some(group_id(f)));
     Ok(settings)
+}
+
+/// An admin client's settings as Java's `{source,target}AdminConfig`
+/// makes them: the cluster's keys under the `admin.*` layers, with the
+/// client id MirrorMaker 2 gives it.
+fn admin_settings(p: &ClientProps) -> Result<ClientSettings, ConfigError> {
+    translate::translate(&p.effective(), Role::Admin)
 }
 
 /// The file's producer settings without Connect's throughput-costly base
@@ -265,6 +275,37 @@ mod tests {
         assert_eq!((cp.syncs_topic.as_str(), cp.syncs_cluster.bootstrap.as_str()), ("mm2-offset-syncs.B.internal", "a:9092"));
         let checkpoints = cp.checkpoints.as_ref().expect("emit.checkpoints.enabled");
         assert_eq!((checkpoints.topic.as_str(), p.flows[0].target.settings.bootstrap.as_str()), ("A.checkpoints.internal", "b:9092"));
+    }
+
+    #[test]
+    fn admin_clients_get_their_layers_translated_for_an_admin_client() {
+        let p = plan_of(&format!(
+            "{TWO}A->B.enabled = true\nA.admin.request.timeout.ms = 9000\nA.admin.fetch.min.bytes = 5\nB.admin.bootstrap.servers = b-admin:9093\n\
+             B.admin.security.protocol = SASL_PLAINTEXT\nB.admin.sasl.mechanism = PLAIN\nB.admin.sasl.jaas.config = \
+             org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"secret\";\n"
+        ));
+        let f = &p.flows[0];
+        let source = f.source_admin.as_ref().expect("MM2 flows carry their admin settings");
+        assert_eq!(source.role, Role::Admin);
+        assert_eq!(source.get("socket.timeout.ms"), Some("9000"), "request.timeout.ms is librdkafka's socket.timeout.ms");
+        assert_eq!(source.get("fetch.min.bytes"), None, "a consumer's key never reaches an admin client");
+        assert!(source.warnings.iter().any(|w| w.contains("mm2.properties:6: fetch.min.bytes is ignored")), "{:?}", source.warnings);
+        assert_eq!(source.get("client.id"), Some("A->B|MirrorSourceConnector|replication-source-admin"));
+        assert_eq!(f.source_admin_config().get("bootstrap.servers"), Some("a:9092"));
+        assert_eq!(f.source_admin_config().get("allow.auto.create.topics"), Some("false"));
+        let target = f.target.admin.as_ref().unwrap();
+        assert_eq!(target.bootstrap, "b-admin:9093");
+        assert_eq!(target.get("sasl.username"), Some("u"));
+        assert_eq!(f.target.settings.bootstrap, "b:9092", "the producer keeps B's own brokers");
+        assert_eq!(f.target.settings.get("sasl.username"), None);
+        assert!(f.target.admin_origin().contains("mm2.properties:10: sasl.jaas.config"), "{}", f.target.admin_origin());
+        // The shown settings never show the password.
+        assert!(target.describe().iter().all(|l| !l.contains("secret")), "{:?}", target.describe());
+        let cp = f.checkpointing.as_ref().unwrap();
+        assert_eq!(cp.syncs_admin.as_ref().unwrap().bootstrap, "a:9092", "offset-syncs on the source: the source's admin");
+        let p = plan_of(&format!("{TWO}A->B.enabled = true\noffset-syncs.topic.location = target\nB.admin.bootstrap.servers = b-admin:9093\n"));
+        assert_eq!(p.flows[0].checkpointing.as_ref().unwrap().syncs_admin.as_ref().unwrap().bootstrap, "b-admin:9093");
+        assert_eq!(p.heartbeats[0].target.admin_config().get("bootstrap.servers"), Some("b-admin:9093"), "heartbeats topic made by B's admin");
     }
 
     #[test]

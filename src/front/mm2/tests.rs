@@ -260,6 +260,37 @@ fn top_level_client_role_keys_are_dropped() {
     assert_eq!(value(&f.consumer, "poll.timeout.ms"), None);
 }
 
+// Java's {source,target}AdminConfig: the cluster's client keys, then
+// `admin.*` (from A->B.admin.*), then `<side>.admin.*` (from A.admin.*, from
+// A's own client keys, which clusterProps spreads to A.admin.*, and from
+// A->B.<side>.admin.*). None of these is said to have no effect.
+#[test]
+fn admin_layers_in_javas_order() {
+    let c = with(
+        "A.admin.reconnect.backoff.ms = 1\nA->B.admin.reconnect.backoff.ms = 2\nA->B.admin.request.timeout.ms = 3\n\
+         A->B.source.admin.request.timeout.ms = 4\nA.security.protocol = SSL\nA->B.admin.security.protocol = SASL_SSL\n\
+         B.admin.socket.connection.setup.timeout.ms = 5\nA->B.target.admin.socket.connection.setup.timeout.ms = 6\n",
+    );
+    let f = flow(&c, "A->B");
+    assert_eq!(value(&f.source_admin, "reconnect.backoff.ms"), Some("1"), "A.admin.* (source.admin.*) beats A->B.admin.* (admin.*)");
+    assert_eq!(line(&f.source_admin, "reconnect.backoff.ms"), 5);
+    assert_eq!(value(&f.target_admin, "reconnect.backoff.ms"), Some("2"), "A->B.admin.* reaches both sides");
+    assert_eq!(value(&f.source_admin, "request.timeout.ms"), Some("4"), "A->B.source.admin.* beats A->B.admin.*");
+    assert_eq!(value(&f.target_admin, "request.timeout.ms"), Some("3"));
+    assert_eq!(value(&f.source_admin, "security.protocol"), Some("SSL"), "A's own key reaches A.admin.*, which beats A->B.admin.*");
+    assert_eq!(line(&f.source_admin, "security.protocol"), 9);
+    assert_eq!(value(&f.target_admin, "security.protocol"), Some("SASL_SSL"));
+    assert_eq!(value(&f.target_admin, "socket.connection.setup.timeout.ms"), Some("6"), "A->B.target.admin.* beats B.admin.*");
+    assert_eq!(value(&f.consumer, "socket.connection.setup.timeout.ms"), None, "an admin layer is the admin clients' only");
+    assert_eq!(value(&f.producer, "socket.connection.setup.timeout.ms"), None);
+    assert_eq!(f.target_admin.effective().get("client.id").unwrap().value, "A->B|MirrorSourceConnector|replication-target-admin");
+    assert!(!c.warnings.iter().any(|w| w.contains(".admin.") && w.contains("effect")), "{:?}", c.warnings);
+    // A top-level admin.* line is still dropped, as Java's connectorBaseConfig drops it.
+    let c = with("admin.reconnect.backoff.ms = 7\n");
+    assert_eq!(value(&flow(&c, "A->B").source_admin, "reconnect.backoff.ms"), None);
+    assert!(warned(&c, &["mm2.properties:5: admin.reconnect.backoff.ms is ignored: Java drops top-level admin.* keys", "A.admin.reconnect.backoff.ms"]));
+}
+
 #[test]
 fn client_keys_reach_every_cluster_most_specific_wins() {
     let c = with("security.protocol = SSL\nB.security.protocol = SASL_SSL\nA.consumer.security.protocol = PLAINTEXT\nssl.truststore.location = /t.jks\n");

@@ -67,6 +67,7 @@ pub(super) fn java_defaults(s: &mut ClientSettings) {
             );
             s.default("fetch.queue.backoff.ms", "10", "measured: fetch again 10 ms after the prefetch queue drains (librdkafka: 1000)");
         }
+        Role::Admin => {}
         Role::Producer => {
             // Batching decides only how records are grouped into requests, never
             // what is delivered, so these follow measurement rather than Java:
@@ -226,5 +227,11 @@ pub(super) fn producer_defaults(s: &mut ClientSettings) {
     s.default("partitioner", "murmur2_random", "Java DefaultPartitioner placement of keyed records");
     s.default("message.max.bytes", "1048576", "Java max.request.size default");
     s.default("queue.buffering.max.kbytes", "4096", "measured: a 4 MiB send buffer keeps pace at an eighth of Java buffer.memory's 32 MiB");
+    s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
+}
+
+/// An admin client's: the Java admin client's defaults where librdkafka's differ.
+pub(super) fn admin_defaults(s: &mut ClientSettings) {
+    s.default("socket.timeout.ms", "30000", "Java admin client request.timeout.ms default");
     s.default("reconnect.backoff.max.ms", "1000", "Java client default: reconnect within a second of a broker's return");
 }

@@ -22,11 +22,11 @@ mod values;
 pub mod zookeeper;
 
 use crate::front::properties::{ConfigError, PropertiesFile, Property};
-use crate::kafka::conf::{accepts, Refusal};
+use crate::kafka::conf::{accepts, Refusal, Scope};
 use crate::kafka::secrets::shown;
 use crate::kafka::settings::{ClientSettings, Origin, Role, TranslateOptions};
 
-use defaults::{check_combinations, consumer_defaults, java_defaults, one_name_per_setting, producer_defaults};
+use defaults::{admin_defaults, check_combinations, consumer_defaults, java_defaults, one_name_per_setting, producer_defaults};
 pub use rules::rule_keys;
 use rules::{did_you_mean, rule, Action};
 use special::compression_level;
@@ -76,6 +76,7 @@ pub fn translate_with(file: &PropertiesFile, role: Role, opts: TranslateOptions)
     match role {
         Role::Consumer => consumer_defaults(file, &mut s)?,
         Role::Producer => producer_defaults(&mut s),
+        Role::Admin => admin_defaults(&mut s),
     }
     java_defaults(&mut s);
     one_name_per_setting(&mut s);
@@ -127,6 +128,20 @@ impl<'f> Translation<'f> {
     /// A key no rule names: librdkafka's own, or unknown to both sides.
     fn pass(&mut self, p: &Property, key: &str) -> Result<(), ConfigError> {
         let file = self.file;
+        // An admin client takes the keys every client has; a consumer's or
+        // a producer's own would only draw librdkafka's warnings (Java's
+        // AdminClient ignores them as unknown).
+        if self.s.role == Role::Admin {
+            let only = match crate::kafka::conf::scope(key) {
+                Some(Scope::Consumer) => Some("consumer"),
+                Some(Scope::Producer) => Some("producer"),
+                _ => None,
+            };
+            if let Some(kind) = only {
+                self.s.warnings.push(format!("{}: {} is ignored: librdkafka reads it in a {kind} only, not in an admin client", file.at(p), p.key));
+                return Ok(());
+            }
+        }
         match normalised(file, p, key, &mut self.s.warnings)? {
             Ok(v) => self.set(p, key, v),
             Err(Refusal::Unknown) => {

@@ -36,6 +36,8 @@ struct Rule {
 }
 
 const BOTH: &[Role] = &[Role::Consumer, Role::Producer];
+/// Keys every Java client has, admin clients included.
+const ANY: &[Role] = &[Role::Consumer, Role::Producer, Role::Admin];
 const CONSUMER: &[Role] = &[Role::Consumer];
 const PRODUCER: &[Role] = &[Role::Producer];
 
@@ -57,18 +59,18 @@ const RULES: &[Rule] = {
             roles: BOTH,
             action: Drop("records are copied as raw bytes (MM1 forced ByteArrayDeserializer)"),
         },
-        Rule { keys: &["metadata.max.age.ms"], roles: BOTH, action: Rename("topic.metadata.refresh.interval.ms") },
-        Rule { keys: &["send.buffer.bytes"], roles: BOTH, action: Special(send_buffer_bytes) },
-        Rule { keys: &["receive.buffer.bytes"], roles: BOTH, action: Special(receive_buffer_bytes) },
+        Rule { keys: &["metadata.max.age.ms"], roles: ANY, action: Rename("topic.metadata.refresh.interval.ms") },
+        Rule { keys: &["send.buffer.bytes"], roles: ANY, action: Special(send_buffer_bytes) },
+        Rule { keys: &["receive.buffer.bytes"], roles: ANY, action: Special(receive_buffer_bytes) },
         Rule {
             keys: &["metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level", "auto.include.jmx.reporter"],
-            roles: BOTH,
+            roles: ANY,
             action: Warn("JMX metrics reporters do not exist here"),
         },
         Rule { keys: &["interceptor.classes"], roles: BOTH, action: Warn("Java interceptors cannot be loaded; records pass unmodified") },
-        Rule { keys: &["security.providers"], roles: BOTH, action: Warn("Java security provider settings have no OpenSSL equivalent") },
-        Rule { keys: &["socket.connection.setup.timeout.max.ms"], roles: BOTH, action: Warn("librdkafka has only socket.connection.setup.timeout.ms") },
-        Rule { keys: &["default.api.timeout.ms"], roles: BOTH, action: Drop("commit and metadata calls use their own timeouts") },
+        Rule { keys: &["security.providers"], roles: ANY, action: Warn("Java security provider settings have no OpenSSL equivalent") },
+        Rule { keys: &["socket.connection.setup.timeout.max.ms"], roles: ANY, action: Warn("librdkafka has only socket.connection.setup.timeout.ms") },
+        Rule { keys: &["default.api.timeout.ms"], roles: ANY, action: Drop("commit, metadata and admin calls use their own timeouts") },
         Rule {
             keys: &["zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms", "zookeeper.sync.time.ms"],
             roles: BOTH,
@@ -92,14 +94,15 @@ const RULES: &[Rule] = {
             roles: BOTH,
             action: Warn("a Kafka 0.7 name that Java ignores too; write max.partition.fetch.bytes (0.8: fetch.message.max.bytes)"),
         },
-        Rule { keys: &["client.dns.lookup"], roles: BOTH, action: Special(client_dns_lookup) },
-        Rule { keys: &["topic.metadata.refresh.interval.ms"], roles: BOTH, action: Special(topic_metadata_refresh_interval_ms) },
+        Rule { keys: &["client.dns.lookup"], roles: ANY, action: Special(client_dns_lookup) },
+        Rule { keys: &["topic.metadata.refresh.interval.ms"], roles: ANY, action: Special(topic_metadata_refresh_interval_ms) },
         Rule { keys: &["zookeeper.connect"], roles: CONSUMER, action: Special(zookeeper_connect) },
         Rule { keys: &["enable.auto.commit", "auto.commit.enable"], roles: CONSUMER, action: Special(enable_auto_commit) },
         Rule { keys: &["auto.commit.interval.ms"], roles: CONSUMER, action: Special(auto_commit_interval_ms) },
         Rule { keys: &["exclude.internal.topics"], roles: CONSUMER, action: Special(exclude_internal_topics) },
         Rule { keys: &["fetch.max.wait.ms"], roles: CONSUMER, action: Rename("fetch.wait.max.ms") },
-        Rule { keys: &["request.timeout.ms"], roles: CONSUMER, action: Rename("socket.timeout.ms") },
+        // An admin client's request timeout is librdkafka's socket.timeout.ms too.
+        Rule { keys: &["request.timeout.ms"], roles: &[Role::Consumer, Role::Admin], action: Rename("socket.timeout.ms") },
         Rule { keys: &["partition.assignment.strategy"], roles: CONSUMER, action: Special(partition_assignment_strategy) },
         Rule { keys: &["auto.offset.reset"], roles: CONSUMER, action: Special(auto_offset_reset) },
         Rule { keys: &["client.id"], roles: CONSUMER, action: Special(consumer_client_id) },
@@ -318,7 +321,7 @@ mod tests {
     /// role would be dead.
     #[test]
     fn one_rule_per_key_and_role() {
-        for role in [Role::Consumer, Role::Producer] {
+        for role in [Role::Consumer, Role::Producer, Role::Admin] {
             let mut keys: Vec<&str> = RULES.iter().filter(|r| r.roles.contains(&role)).flat_map(|r| r.keys.iter().copied()).collect();
             keys.sort_unstable();
             let twice: Vec<&[&str]> = keys.windows(2).filter(|w| w[0] == w[1]).collect();

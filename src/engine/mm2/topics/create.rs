@@ -162,7 +162,7 @@ impl Link {
     /// topics done with and those of them settled (the others are tried
     /// again at the next topic refresh).
     pub(super) fn create_missing(&self, create: &[(String, usize)], brokers: usize, mut release: impl FnMut(&[String], &[(String, usize)])) {
-        let source = match View::fetch(&self.source, "source") {
+        let source = match View::fetch(&self.source, "source", &self.source_via) {
             Ok(v) => v,
             Err(e) => {
                 warn!(
@@ -228,7 +228,7 @@ impl Link {
             );
             if !already.is_empty() {
                 // Made by someone else: checked as an existing one.
-                match View::fetch(&self.target, "target") {
+                match View::fetch(&self.target, "target", &self.target_via) {
                     Ok(view) => {
                         for (topic, target_topic, partitions) in &already {
                             if let Some(shape) = view.shapes.get(target_topic) {

@@ -11,8 +11,9 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 /// What went wrong, for one topic or for every topic of one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TopicSyncError {
-    /// A cluster (`cluster`: "source" or "target") did not list its topics.
-    List { cluster: &'static str, error: KafkaError },
+    /// A cluster (`cluster`: "source" or "target") did not list its
+    /// topics to an admin client made with the settings `via` names.
+    List { cluster: &'static str, via: String, error: KafkaError },
     /// A whole request (`request`: CreateTopics, CreatePartitions) of
     /// `topics` topics failed: every topic in it is concerned.
     Request { request: &'static str, topics: usize, error: KafkaError },
@@ -34,7 +35,7 @@ pub enum TopicSyncError {
 impl fmt::Display for TopicSyncError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TopicSyncError::List { cluster, error } => write!(f, "cannot list the {cluster}'s topics: {error}"),
+            TopicSyncError::List { cluster, via, error } => write!(f, "cannot list the {cluster}'s topics with its admin client ({via}): {error}"),
             TopicSyncError::Request { request, topics, error } => write!(f, "{request} request of {topics} topics: {error}"),
             TopicSyncError::Broker(code) => write!(f, "{code}"),
             TopicSyncError::NotNamed => f.write_str("the broker's answer did not name it"),
@@ -55,7 +56,15 @@ mod tests {
     #[test]
     fn the_text_is_what_was_said_before() {
         let timed_out = KafkaError::AdminOp(RDKafkaErrorCode::OperationTimedOut);
-        assert_eq!(TopicSyncError::List { cluster: "target", error: timed_out.clone() }.to_string(), format!("cannot list the target's topics: {timed_out}"));
+        let list = TopicSyncError::List {
+            cluster: "target",
+            via: "admin settings of m.properties: m.properties:3: sasl.jaas.config".into(),
+            error: timed_out.clone(),
+        };
+        assert_eq!(
+            list.to_string(),
+            format!("cannot list the target's topics with its admin client (admin settings of m.properties: m.properties:3: sasl.jaas.config): {timed_out}")
+        );
         assert_eq!(
             TopicSyncError::Request { request: "CreateTopics", topics: 100, error: timed_out.clone() }.to_string(),
             format!("CreateTopics request of 100 topics: {timed_out}")

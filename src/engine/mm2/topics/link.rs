@@ -33,6 +33,9 @@ pub const CHUNK: usize = 500;
 pub(super) struct Link {
     pub(super) source: Admin,
     pub(super) target: Admin,
+    /// The settings each admin client was made with (`plan::Flow::source_admin_origin`).
+    pub(super) source_via: String,
+    pub(super) target_via: String,
     pub(super) handler: Arc<Handler>,
     /// MirrorMaker 2's way of creating them, in MM2 mode.
     pub(super) remote: Option<Arc<RemoteTopics>>,
@@ -54,8 +57,9 @@ pub(super) struct View {
 impl View {
     /// All topics: naming one in a metadata request can auto-create it on
     /// brokers that allow it, with the very defaults we want to avoid.
-    pub(super) fn fetch(admin: &Admin, cluster: &'static str) -> Result<View, TopicSyncError> {
-        let md = admin.inner().fetch_metadata(None, TIMEOUT).map_err(|error| TopicSyncError::List { cluster, error })?;
+    /// `via`: the settings `admin` was made with, named when it fails.
+    pub(super) fn fetch(admin: &Admin, cluster: &'static str, via: &str) -> Result<View, TopicSyncError> {
+        let md = admin.inner().fetch_metadata(None, TIMEOUT).map_err(|error| TopicSyncError::List { cluster, via: via.to_string(), error })?;
         let shapes = md
             .topics()
             .iter()

@@ -109,9 +109,18 @@ pub struct TopicSync {
 }
 
 impl TopicSync {
-    pub fn new(source: Admin, target: Admin, handler: Arc<Handler>, create: bool, sync_partitions: bool, remote: Option<Arc<RemoteTopics>>) -> TopicSync {
+    /// `via`: which settings the source's and the target's admin clients
+    /// were made with, for the warnings of a listing they could not make.
+    pub fn new(
+        (source, target): (Admin, Admin),
+        via: (String, String),
+        handler: Arc<Handler>,
+        create: bool,
+        sync_partitions: bool,
+        remote: Option<Arc<RemoteTopics>>,
+    ) -> TopicSync {
         TopicSync {
-            link: Link { source, target, handler, remote },
+            link: Link { source, target, source_via: via.0, target_via: via.1, handler, remote },
             create,
             sync_partitions,
             seen: Mutex::new(HashMap::new()),
@@ -263,7 +272,7 @@ impl TargetTopics for TopicSync {
         // With creation on, the target is listed at every refresh, so that
         // a target topic deleted under us is made again like the source.
         if !fresh.is_empty() || !grow.is_empty() || self.create {
-            match View::fetch(&self.link.target, "target") {
+            match View::fetch(&self.link.target, "target", &self.link.target_via) {
                 Err(e) => {
                     // One line per topic for a few (as before batching),
                     // one line for the rest of many.
