@@ -56,6 +56,10 @@ impl AuthClusters {
             .env("MM_TARGET_PORT", self.ports.1.to_string())
             .env("MM_CLUSTER_EXTRA_PROPS_SOURCE", AUTHORIZER_PROPS)
             .env("MM_CLUSTER_EXTRA_PROPS_TARGET", AUTHORIZER_PROPS)
+            // No KDC or token endpoint for these (scripts/test turns them
+            // on for the shared target; they would take port+7 and +8).
+            .env_remove("MM_KERBEROS")
+            .env_remove("MM_OIDC")
             .stdin(Stdio::null())
             .output()
             .expect("run scripts/clusters");

@@ -145,20 +145,25 @@ impl OwnTarget {
         // The target also listens on port+1..+4 (controller, SASL, SSL, mTLS).
         let port = free_run(5);
         let t = OwnTarget { dir, port };
-        t.script("start-broker");
+        t.script(&["start-broker", "target"]);
         t
     }
 
-    fn script(&self, action: &str) {
+    fn script(&self, args: &[&str]) {
         let out = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/clusters"))
-            .args([action, "target"])
+            .args(args)
             .env("MM_CLUSTERS_DIR", &self.dir)
             .env("MM_TARGET_PORT", self.port.to_string())
             .env("MM_CLUSTER_EXTRA_PROPS_TARGET", "default.replication.factor=2")
+            // scripts/test turns these on for the shared target; this one
+            // needs no KDC or token endpoint (they would take port+7 and +8,
+            // which free_run did not check).
+            .env_remove("MM_KERBEROS")
+            .env_remove("MM_OIDC")
             .stdin(Stdio::null())
             .output()
             .expect("run scripts/clusters");
-        assert!(out.status.success() || action == "stop", "scripts/clusters {action} target: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() || args[0] == "stop", "scripts/clusters {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 
     fn bootstrap(&self) -> String {
@@ -168,7 +173,7 @@ impl OwnTarget {
 
 impl Drop for OwnTarget {
     fn drop(&mut self) {
-        self.script("stop");
+        self.script(&["stop"]);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
