@@ -124,7 +124,7 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
     // Only keys Java keeps at top level: the others get the message that says where they belong.
-    if let Some(why) = no_effect(key).filter(|_| is_top_level_known(key)) {
+    if let Some(why) = no_effect_here(key).filter(|_| is_top_level_known(key)) {
         no_effect_said(msgs, at, key, why);
         return Ok(());
     }
@@ -163,12 +163,6 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
         _ => unknown_top_level(at, key, aliases, msgs),
     }
     Ok(())
-}
-
-/// Why a key Java reads does nothing here, for the one warning its line
-/// gets; `None` when this mirror honours it.
-fn no_effect(key: &str) -> Option<&'static str> {
-    no_effect_here(key)
 }
 
 /// One line for a key with no effect here: a warning, but a note for the
@@ -217,7 +211,7 @@ fn cluster_key(at: &str, p: &Property, alias: &str, rest: &str, msgs: &mut Messa
              (every flow into {alias}) or <source>->{alias}.producer.override.{k} (one flow)"
         ));
     }
-    if let Some(why) = no_effect(rest) {
+    if let Some(why) = no_effect_here(rest) {
         return no_effect_said(msgs, at, key, why);
     }
     if rest == "admin.listeners" {
@@ -267,7 +261,7 @@ fn flow_key(file: &PropertiesFile, at: &str, p: &Property, source: &str, target:
         msgs.warn(format!("{at}: {key} is ignored: a cluster does not replicate into itself, and Java creates no flow {source}->{target}"));
         return Ok(());
     }
-    if let Some(why) = no_effect(rest) {
+    if let Some(why) = no_effect_here(rest) {
         no_effect_said(msgs, at, key, why);
         return Ok(());
     }
