@@ -358,6 +358,22 @@ pub fn render(m: &Metrics) -> String {
     page.single("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64);
     page.single("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64);
     page.single("checkpoints_total", "counter", "Checkpoints of source consumer groups written to the target.", g(&m.checkpoints) as f64);
+    let checkpointed = m.checkpointed.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    page.family(
+        "checkpoint_timestamp_seconds",
+        "gauge",
+        "When the group's checkpoints on the target were last current: the end of the last checkpoint round that read its offsets and whose checkpoints were all acknowledged.",
+        checkpointed.iter().flat_map(|(flow, f)| {
+            let flow = crate::ops::mm2_series::esc(flow);
+            f.groups.iter().map(move |(g, at)| (format!("{{flow=\"{flow}\",group=\"{}\"}}", crate::ops::mm2_series::esc(g)), *at as f64 / 1000.0))
+        }),
+    );
+    page.family(
+        "checkpoint_interval_seconds",
+        "gauge",
+        "How often the flow's checkpoints are emitted (emit.checkpoints.interval.seconds, --checkpoint.interval.ms).",
+        checkpointed.iter().map(|(flow, f)| (format!("{{flow=\"{}\"}}", crate::ops::mm2_series::esc(flow)), f.interval.as_secs_f64())),
+    );
     page.single(
         "group_offsets_synced_total",
         "counter",
@@ -396,6 +412,18 @@ fn process_figures() -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_groups_checkpoints_have_a_time_and_forgotten_groups_leave() {
+        let m = Metrics::default();
+        m.groups_checkpointed("A->B", Duration::from_secs(60), &["g1".into(), "we\"ird".into()], 1_700_000_000_000);
+        let page = render(&m);
+        assert!(page.contains("mirror_maker_checkpoint_timestamp_seconds{flow=\"A->B\",group=\"g1\"} 1700000000\n"), "{page}");
+        assert!(page.contains("mirror_maker_checkpoint_timestamp_seconds{flow=\"A->B\",group=\"we\\\"ird\"} 1700000000\n"), "{page}");
+        assert!(page.contains("mirror_maker_checkpoint_interval_seconds{flow=\"A->B\"} 60\n"), "{page}");
+        m.retain_checkpointed_groups("A->B", |g| g == "g1");
+        assert!(!render(&m).contains("ird"), "a forgotten group leaves the page");
+    }
 
     #[test]
     fn mm2_series_carry_the_flow() {

@@ -287,6 +287,17 @@ pub struct Metrics {
     pub producer_clients: Mutex<Vec<Arc<ProducerClient>>>,
     /// MirrorMaker 2's `checkpoint-latency-ms` per group and partition.
     pub checkpoint_latency: Mutex<BTreeMap<CheckpointKey, CheckpointLatency>>,
+    /// Per flow (`A->B`): when each group's checkpoints were last current.
+    pub checkpointed: Mutex<BTreeMap<String, FlowCheckpointed>>,
+}
+
+/// A flow's checkpoint rounds, for the age of each group's checkpoints.
+#[derive(Debug, Default, Clone)]
+pub struct FlowCheckpointed {
+    /// `emit.checkpoints.interval.seconds` (MirrorMaker 1: `--checkpoint.interval.ms`).
+    pub interval: Duration,
+    /// Group: ms since the epoch of the last round that left its checkpoints current.
+    pub groups: BTreeMap<String, i64>,
 }
 
 /// A flow's aliases (`A->B`); MirrorMaker 1 mode names its sources
@@ -434,6 +445,25 @@ impl Metrics {
         // A group that stopped committing (or was deleted) leaves the page
         // after an hour rather than staying forever.
         table.retain(|_, e| now - e.at < 3_600_000);
+    }
+
+    /// A checkpoint round of `flow` read the offsets of `groups` and every
+    /// checkpoint it wrote was acknowledged at `now`: their checkpoints
+    /// on the target are current (written, or unchanged since).
+    pub fn groups_checkpointed(&self, flow: &str, interval: Duration, groups: &[String], now: i64) {
+        let mut table = self.checkpointed.lock().unwrap_or_else(|e| e.into_inner());
+        let f = table.entry(flow.to_string()).or_default();
+        f.interval = interval;
+        for g in groups {
+            f.groups.insert(g.clone(), now);
+        }
+    }
+
+    /// Forgets the groups of `flow` the checkpointer no longer checkpoints.
+    pub fn retain_checkpointed_groups(&self, flow: &str, keep: impl Fn(&str) -> bool) {
+        if let Some(f) = self.checkpointed.lock().unwrap_or_else(|e| e.into_inner()).get_mut(flow) {
+            f.groups.retain(|g, _| keep(g));
+        }
     }
 
     /// The labels of a source index's flow.

@@ -40,7 +40,7 @@ pub fn jmx(value: &str) -> String {
 }
 
 /// A label value in Prometheus's text format.
-fn esc(value: &str) -> String {
+pub(crate) fn esc(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 

@@ -224,6 +224,15 @@ fn write_syncs(
 type GroupPartition = (String, String, i32);
 
 /// The latest checkpoint of each (group, target topic, partition): what
+/// One round of checkpoints (`Checkpointer::emit`).
+struct Round {
+    sent: Vec<CheckpointSent>,
+    /// Groups whose offsets were read this round.
+    read: Vec<String>,
+    /// Every listed group's offsets were read.
+    complete: bool,
+}
+
 /// is written again only when it moves forward, or back after the group
 /// rewound on the source, or after the target partition's log went back.
 #[derive(Default)]
@@ -492,12 +501,13 @@ impl Checkpointer {
                     // nothing about any group, so nothing is forgotten then.
                     let listed: std::collections::HashSet<&str> = known.groups().unwrap_or_default().iter().map(String::as_str).collect();
                     let forgotten = last.retain_groups(|g| listed.contains(g));
+                    self.setup.metrics.retain_checkpointed_groups(name, |g| listed.contains(g));
                     if forgotten > 0 {
                         info!("[{name}] {forgotten} group(s) with checkpoints no longer listed on the source (or no longer taken by the groups filter): forgotten, no longer synced");
                     }
                 }
             }
-            let (sent, complete) = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
+            let Round { sent, read, complete } = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
             let written = sent.len();
             match producer.flush(Duration::from_secs(10)) {
                 // MirrorMaker 2's checkpoint-latency-ms: from the checkpoint's
@@ -505,7 +515,9 @@ impl Checkpointer {
                 // that waited for every one of the round's).
                 Ok(()) => {
                     let spec = &self.setup.spec;
-                    self.setup.metrics.checkpoints_acked(&spec.source_alias, &spec.target_alias, &sent, crate::ops::metrics::now_ms());
+                    let now = crate::ops::metrics::now_ms();
+                    self.setup.metrics.checkpoints_acked(&spec.source_alias, &spec.target_alias, &sent, now);
+                    self.setup.metrics.groups_checkpointed(name, cp.interval, &read, now);
                 }
                 Err(e) => warn!("[{name}] checkpoints not all written: {e}"),
             }
@@ -635,8 +647,10 @@ impl Checkpointer {
     }
 
     /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): those
-    /// sent (group, topic, partition, timestamp), and whether every group's offsets were read
-    /// (into `oldest`, each mirrored partition's oldest position held).
+    /// sent, the groups whose offsets were read (their checkpoints are now
+    /// current once the round's are acknowledged), and whether that is every
+    /// group (their positions gathered into `oldest`, each mirrored
+    /// partition's oldest position held).
     fn emit<C: rdkafka::ClientContext>(
         &self,
         source: &rdkafka::client::Client<C>,
@@ -645,9 +659,9 @@ impl Checkpointer {
         listed: &[String],
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
-    ) -> (Vec<CheckpointSent>, bool) {
+    ) -> Round {
         let name = &self.setup.name;
-        let (mut sent, mut complete) = (Vec::new(), true);
+        let (mut sent, mut read, mut complete) = (Vec::new(), Vec::new(), true);
         for group in listed {
             if self.shutdown.stopping() {
                 complete = false;
@@ -663,6 +677,7 @@ impl Checkpointer {
                     continue;
                 }
             };
+            read.push(group.clone());
             let held: std::collections::HashSet<(String, i32)> = committed.iter().filter_map(|o| Some((self.mirrored(&o.topic)?, o.partition))).collect();
             last.retain_for_group(group, |t, p| held.contains(&(t.to_string(), p)));
             for o in committed.iter().filter(|o| self.mirrored(&o.topic).is_some()) {
@@ -685,7 +700,7 @@ impl Checkpointer {
                 producer.poll(Duration::ZERO);
             }
         }
-        (sent, complete)
+        Round { sent, read, complete }
     }
 
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them
