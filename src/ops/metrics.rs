@@ -136,6 +136,8 @@ pub struct Metrics {
     /// MirrorMaker 2 mode: each source index's flow (`A->B`), a label of
     /// its series beside `source`.
     pub flow_names: std::sync::OnceLock<Vec<String>>,
+    /// Starting, running, failed or stopping: `GET /health` (`health`).
+    pub health: crate::ops::health::Health,
 }
 
 /// The previous reading, to turn counters into rates.
