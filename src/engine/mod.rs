@@ -94,7 +94,20 @@ fn queue_bound(shape: &Shape) -> Bound {
 }
 
 /// Runs the mirror until `shutdown` is triggered; returns the exit status.
+/// `metrics.health` follows it: starting, running once every flow's
+/// threads are spawned, failed or stopping from `shutdown` (see
+/// `ops::health`), failed with a start-up error.
 pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<ExitStatus, StartError> {
+    metrics.health.attach(shutdown.clone());
+    metrics.health.stage("beginning its start-up");
+    let run = start_and_run(plan, shutdown, &metrics);
+    if let Err(e) = &run {
+        metrics.health.failed(e.to_string());
+    }
+    run
+}
+
+fn start_and_run(plan: Plan, shutdown: Arc<Shutdown>, metrics: &Arc<Metrics>) -> Result<ExitStatus, StartError> {
     let mut said = std::collections::HashSet::new();
     for f in &plan.flows {
         log_settings(&f.source, &mut said);
@@ -107,10 +120,11 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     if let Some((bind, port)) = &plan.ops.metrics {
         crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|error| StartError::MetricsPort { bind: bind.clone(), port: *port, error })?;
     }
-    let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics: &metrics, shutdown: &shutdown };
+    let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics, shutdown: &shutdown };
     let mut pipelines = Vec::new();
     let mut tasks = Vec::new();
     for (target, flows) in plan.by_target() {
+        metrics.health.stage(format!("starting the producers of the target cluster ({})", target.settings.bootstrap));
         log_settings(&target.settings, &mut said);
         target.admin.iter().for_each(|a| log_settings(a, &mut said));
         let mut workers = Workers::start(&target, &flows, &plan, &env)?;
@@ -125,9 +139,13 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         pipelines.push((workers, streams));
     }
     let _ = metrics.connectors.set(connectors(&plan));
-    let mut running = Running::spawn(pipelines, &plan, &metrics, &shutdown);
+    let mut running = Running::spawn(pipelines, &plan, metrics, &shutdown);
     running.streams.extend(tasks);
-    Ok(running.join(&plan, &metrics, &shutdown))
+    // Every flow's streams (or exactly-once tasks), producer workers and
+    // side tasks are up. Whether the clusters answer is not asked again
+    // here: that is what the lag and the rates tell.
+    metrics.health.running();
+    Ok(running.join(&plan, metrics, &shutdown))
 }
 
 /// A flow's aliases for the series named as MirrorMaker 2's: its
@@ -277,6 +295,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
     let mut txn_specs = Vec::new();
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
+        env.metrics.health.stage(format!("starting flow {} from source cluster {} ({})", flow.name, si, flow.source.bootstrap));
         let topic_sync = topic_sync(flow)?;
         let Some(side) = workers.side.start_flow(flow, topic_sync.as_ref(), env.shape.commit_interval, env.metrics, env.shutdown)? else {
             return Ok(None);
@@ -489,6 +508,9 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
     if !flow.side_effects.provenance {
         return Ok(Preflight::Go(None));
     }
+    let waiting =
+        format!("waiting for the cluster ids the provenance header needs (source cluster {si}: {}; the target: {})", flow.source.bootstrap, target.bootstrap);
+    env.metrics.health.stage(waiting);
     let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", flow.source.bootstrap), source_id, || cluster_id(consumer.client()), env.shutdown)
     else {
         return Ok(Preflight::Stopped);

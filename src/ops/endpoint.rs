@@ -1,7 +1,9 @@
-//! `--metrics.port`: the counters in Prometheus's text format over HTTP.
+//! `--metrics.port`: the counters in Prometheus's text format over HTTP,
+//! and `GET /health` for probes (Kafka Connect's answer; see `health`).
 //!
 //! A handful of lines of std networking rather than an HTTP crate: the
-//! endpoint serves one read-only page to a scraper, nothing more. It binds
+//! endpoint serves one read-only page to a scraper and one line of JSON to
+//! a probe, nothing more. It binds
 //! to 127.0.0.1 unless `--metrics.bind` says otherwise, so metrics are not
 //! exposed beyond the host by accident.
 //!
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
 
+use crate::ops::health::Health;
 use crate::ops::metrics::Metrics;
 
 /// Connections served at once. A scraper needs one; the rest leaves room for
@@ -44,7 +47,8 @@ const WARN_EVERY: Duration = Duration::from_secs(60);
 /// Binds now (so a taken port fails at start) and serves on a thread.
 pub fn serve(bind: &str, port: u16, metrics: Arc<Metrics>) -> io::Result<()> {
     let listener = TcpListener::bind((bind, port))?;
-    info!("metrics endpoint: http://{}/metrics", listener.local_addr()?);
+    let at = listener.local_addr()?;
+    info!("metrics endpoint: http://{at}/metrics (health: http://{at}/health)");
     let active = Arc::new(AtomicUsize::new(0));
     thread::Builder::new().name("mirrormaker-metrics".into()).spawn(move || {
         let mut busy = Every::new(WARN_EVERY);
@@ -177,7 +181,10 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<String, Refusa
             return Ok(String::from_utf8_lossy(&buf[..from + end]).into_owned());
         }
         if len == buf.len() {
-            return Err(Refusal::Answer("431 Request Header Fields Too Large", "request line and headers are limited to 8 KiB; only GET /metrics is served\n"));
+            return Err(Refusal::Answer(
+                "431 Request Header Fields Too Large",
+                "request line and headers are limited to 8 KiB; only GET /metrics and GET /health are served\n",
+            ));
         }
     }
 }
@@ -199,10 +206,23 @@ fn head_end(bytes: &[u8]) -> Option<usize> {
     })
 }
 
-/// The page for `GET /metrics` (or `/`), 404 for anything else; 500 if
-/// rendering panics, which ends that scrape and nothing more.
+/// The page for `GET /metrics` (or `/`), the health for `GET /health`,
+/// 404 for anything else; 500 if rendering panics, which ends that scrape
+/// and nothing more.
 fn page_for(head: &str, metrics: &Metrics) -> Vec<u8> {
-    page_with(head, || render(metrics))
+    health_for(head, &metrics.health).unwrap_or_else(|| page_with(head, || render(metrics)))
+}
+
+/// `GET /health` (a query string ignored, as Connect's JAX-RS does):
+/// Connect's status code and JSON body; None for any other request.
+fn health_for(head: &str, health: &Health) -> Option<Vec<u8>> {
+    let request = head.lines().next().unwrap_or("");
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    if !(request.starts_with("GET ") && path.split('?').next() == Some("/health")) {
+        return None;
+    }
+    let report = health.report();
+    Some(response_as(report.status_line(), "application/json", "", &report.json()))
 }
 
 /// [`page_for`] with the page made by `render`.
@@ -210,7 +230,7 @@ fn page_with(head: &str, render: impl FnOnce() -> String) -> Vec<u8> {
     let request = head.lines().next().unwrap_or("");
     let path = request.split_whitespace().nth(1).unwrap_or("");
     if !(request.starts_with("GET ") && (path == "/metrics" || path == "/")) {
-        return response("404 Not Found", "", "only GET /metrics is served\n");
+        return response("404 Not Found", "", "only GET /metrics and GET /health are served\n");
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)) {
         Ok(body) => response("200 OK", "", &body),
@@ -223,7 +243,12 @@ fn page_with(head: &str, render: impl FnOnce() -> String) -> Vec<u8> {
 
 /// One buffer, so the answer leaves in as few segments as the kernel likes.
 fn response(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
-    format!("HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}", body.len())
+    response_as(status, "text/plain; version=0.0.4", extra_headers, body)
+}
+
+/// [`response`] of another content type.
+fn response_as(status: &str, content_type: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}", body.len())
         .into_bytes()
 }
 

@@ -289,6 +289,8 @@ pub struct Metrics {
     pub checkpoint_latency: Mutex<BTreeMap<CheckpointKey, CheckpointLatency>>,
     /// Per flow (`A->B`): when each group's checkpoints were last current.
     pub checkpointed: Mutex<BTreeMap<String, FlowCheckpointed>>,
+    /// Starting, running, failed or stopping: `GET /health` (`health`).
+    pub health: crate::ops::health::Health,
 }
 
 /// A flow's checkpoint rounds, for the age of each group's checkpoints.
