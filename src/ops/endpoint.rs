@@ -372,6 +372,7 @@ pub fn render(m: &Metrics) -> String {
     );
     page.single("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss);
     page.single("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu);
+    crate::ops::mm2_series::render(&mut page.0, m);
     page.0
 }
 
@@ -419,7 +420,10 @@ mod tests {
         t.acknowledged(2, Some(0), crate::ops::metrics::now_ms());
         Metrics::add(&m.commits, 2);
         Metrics::add(&m.commit_micros, 3_000);
-        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });
+        m.lag
+            .lock()
+            .unwrap()
+            .insert("s".into(), crate::ops::metrics::StreamLag { source: 1, task: 0, partitions: vec![("orders".into(), 2, 42)], fetch: vec![] });
         let page = render(&m);
         assert!(
             page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total{source=\"1\",topic=\"orders\"} 7\n"),
@@ -628,7 +632,10 @@ mod tests {
     #[test]
     fn a_lag_table_poisoned_by_a_panic_elsewhere_does_not_break_later_scrapes() {
         let m = Arc::new(Metrics::default());
-        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 0, partitions: vec![("orders".into(), 1, 7)] });
+        m.lag
+            .lock()
+            .unwrap()
+            .insert("s".into(), crate::ops::metrics::StreamLag { source: 0, task: 0, partitions: vec![("orders".into(), 1, 7)], fetch: vec![] });
         m.topic(0, "orders");
         let poisoner = m.clone();
         let _ = thread::spawn(move || {

@@ -38,7 +38,7 @@ use crate::engine::mm2::offset_syncs::{FlowSyncs, Outgoing, SyncStore, FOLLOWS_H
 use crate::formats::{Checkpoint, OffsetSync};
 use crate::kafka::admin::create_compacted;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
-use crate::ops::metrics::Metrics;
+use crate::ops::metrics::{CheckpointSent, Metrics};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
 use crate::plan::{Checkpointing, Flow};
@@ -497,8 +497,18 @@ impl Checkpointer {
                     }
                 }
             }
-            let (written, complete) = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
-            producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
+            let (sent, complete) = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
+            let written = sent.len();
+            match producer.flush(Duration::from_secs(10)) {
+                // MirrorMaker 2's checkpoint-latency-ms: from the checkpoint's
+                // timestamp to the target's acknowledgement (here: the flush
+                // that waited for every one of the round's).
+                Ok(()) => {
+                    let spec = &self.setup.spec;
+                    self.setup.metrics.checkpoints_acked(&spec.source_alias, &spec.target_alias, &sent, crate::ops::metrics::now_ms());
+                }
+                Err(e) => warn!("[{name}] checkpoints not all written: {e}"),
+            }
             if written > 0 {
                 debug!("[{name}] {written} checkpoints written");
             }
@@ -624,8 +634,8 @@ impl Checkpointer {
         filter.matches(group) && Some(group) != self.setup.own_group.as_deref() && !group.starts_with("mirror-maker.")
     }
 
-    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): how
-    /// many were written, and whether every group's offsets were read
+    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): those
+    /// sent (group, topic, partition, timestamp), and whether every group's offsets were read
     /// (into `oldest`, each mirrored partition's oldest position held).
     fn emit<C: rdkafka::ClientContext>(
         &self,
@@ -635,9 +645,9 @@ impl Checkpointer {
         listed: &[String],
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
-    ) -> (usize, bool) {
+    ) -> (Vec<CheckpointSent>, bool) {
         let name = &self.setup.name;
-        let (mut written, mut complete) = (0, true);
+        let (mut sent, mut complete) = (Vec::new(), true);
         for group in listed {
             if self.shutdown.stopping() {
                 complete = false;
@@ -667,7 +677,7 @@ impl Checkpointer {
                 match producer.send(BaseRecord::<[u8], [u8]>::to(topic).partition(0).key(&key).payload(&value).timestamp(ts)) {
                     Ok(()) => {
                         last.put(&c, epoch);
-                        written += 1;
+                        sent.push((c.group.clone(), c.topic.clone(), c.partition, ts));
                         Metrics::add(&self.setup.metrics.checkpoints, 1);
                     }
                     Err((e, _)) => warn!("[{name}] checkpoint of group {} not written: {e}", c.group),
@@ -675,7 +685,7 @@ impl Checkpointer {
                 producer.poll(Duration::ZERO);
             }
         }
-        (written, complete)
+        (sent, complete)
     }
 
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them
