@@ -41,7 +41,7 @@ use crate::engine::start_error::{cannot_create, Client};
 use crate::kafka::admin::MetaClient;
 use crate::kafka::settings::ClientSettings;
 use crate::ops::logfile::LogFile;
-use crate::ops::metrics::Metrics;
+use crate::ops::metrics::{Connector, FlowLabels, Metrics};
 use crate::ops::shutdown::{self, ExitStatus, Shutdown};
 use crate::plan::{Flow, Ops, Plan, Shape, Target};
 
@@ -94,7 +94,20 @@ fn queue_bound(shape: &Shape) -> Bound {
 }
 
 /// Runs the mirror until `shutdown` is triggered; returns the exit status.
+/// `metrics.health` follows it: starting, running once every flow's
+/// threads are spawned, failed or stopping from `shutdown` (see
+/// `ops::health`), failed with a start-up error.
 pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> Result<ExitStatus, StartError> {
+    metrics.health.attach(shutdown.clone());
+    metrics.health.stage("beginning its start-up");
+    let run = start_and_run(plan, shutdown, &metrics);
+    if let Err(e) = &run {
+        metrics.health.failed(e.to_string());
+    }
+    run
+}
+
+fn start_and_run(plan: Plan, shutdown: Arc<Shutdown>, metrics: &Arc<Metrics>) -> Result<ExitStatus, StartError> {
     let mut said = std::collections::HashSet::new();
     for f in &plan.flows {
         log_settings(&f.source, &mut said);
@@ -103,16 +116,18 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
     if plan.ops.label_flows {
         let _ = metrics.flow_names.set(plan.flows.iter().map(|f| f.name.clone()).collect());
     }
+    let _ = metrics.flows.set(plan.flows.iter().enumerate().map(|(i, f)| flow_labels(i, f)).collect());
     if let Some((bind, port)) = &plan.ops.metrics {
         crate::ops::endpoint::serve(bind, *port, metrics.clone()).map_err(|error| StartError::MetricsPort { bind: bind.clone(), port: *port, error })?;
     }
-    let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics: &metrics, shutdown: &shutdown };
+    let env = Env { shape: &plan.shape, lag_interval: lag_interval(&plan.ops), metrics, shutdown: &shutdown };
     let mut pipelines = Vec::new();
     let mut tasks = Vec::new();
     for (target, flows) in plan.by_target() {
+        metrics.health.stage(format!("starting the producers of the target cluster ({})", target.settings.bootstrap));
         log_settings(&target.settings, &mut said);
         target.admin.iter().for_each(|a| log_settings(a, &mut said));
-        let mut workers = Workers::start(&target, &flows, &env)?;
+        let mut workers = Workers::start(&target, &flows, &plan, &env)?;
         let Some((streams, txn_specs)) = start_streams(&plan, &flows, &mut workers, &env)? else {
             return Ok(shutdown.status());
         };
@@ -123,9 +138,64 @@ pub fn run_until(plan: Plan, shutdown: Arc<Shutdown>, metrics: Arc<Metrics>) -> 
         }
         pipelines.push((workers, streams));
     }
-    let mut running = Running::spawn(pipelines, &plan, &metrics, &shutdown);
+    let _ = metrics.connectors.set(connectors(&plan));
+    let mut running = Running::spawn(pipelines, &plan, metrics, &shutdown);
     running.streams.extend(tasks);
-    Ok(running.join(&plan, &metrics, &shutdown))
+    // Every flow's streams (or exactly-once tasks), producer workers and
+    // side tasks are up. Whether the clusters answer is not asked again
+    // here: that is what the lag and the rates tell.
+    metrics.health.running();
+    Ok(running.join(&plan, metrics, &shutdown))
+}
+
+/// A flow's aliases for the series named as MirrorMaker 2's: its
+/// checkpoint aliases, else MirrorMaker 2's `A->B` name, else (MirrorMaker
+/// 1 without checkpoints) `source-N` and `target`.
+fn flow_labels(i: usize, f: &Flow) -> FlowLabels {
+    if let Some(c) = &f.checkpointing {
+        return FlowLabels { source: c.source_alias.clone(), target: c.target_alias.clone() };
+    }
+    match f.name.split_once("->") {
+        Some((s, t)) => FlowLabels { source: s.to_string(), target: t.to_string() },
+        None => FlowLabels { source: format!("source-{i}"), target: "target".into() },
+    }
+}
+
+/// The connectors a Connect-based MirrorMaker 2 runs for this plan: a
+/// source connector per flow (a task per stream), a checkpoint connector
+/// per flow that emits checkpoints, a heartbeat connector per heartbeat
+/// duty.
+fn connectors(plan: &Plan) -> Vec<Connector> {
+    let mut v = Vec::new();
+    for (i, f) in plan.flows.iter().enumerate() {
+        let labels = flow_labels(i, f);
+        v.push(Connector { name: labels.connector("MirrorSourceConnector"), tasks: plan.shape.streams, source: i, is_source: true });
+        if f.checkpointing.as_ref().is_some_and(|c| c.checkpoints.is_some()) {
+            v.push(Connector { name: labels.connector("MirrorCheckpointConnector"), tasks: 1, source: i, is_source: false });
+        }
+    }
+    for h in &plan.heartbeats {
+        let labels = FlowLabels { source: h.source_alias.clone(), target: h.target_alias.clone() };
+        let source = plan.flows.iter().position(|f| f.name == format!("{}->{}", h.source_alias, h.target_alias)).unwrap_or(0);
+        v.push(Connector { name: labels.connector("MirrorHeartbeatConnector"), tasks: 1, source, is_source: false });
+    }
+    v
+}
+
+/// The Connect client id of a target's producer worker `w`: its flow's
+/// source task's (`connector-producer-A->B.MirrorSourceConnector-0`), or
+/// `*->B` when several flows share the target's workers.
+fn producer_client_id(flows: &[(usize, &Flow)], w: usize) -> String {
+    let labels = match flows {
+        [(i, f)] => flow_labels(*i, f),
+        _ => FlowLabels { source: "*".into(), target: flows.first().map_or_else(|| "target".into(), |(i, f)| flow_labels(*i, f).target) },
+    };
+    format!("connector-producer-{}-{w}", labels.connector("MirrorSourceConnector"))
+}
+
+/// librdkafka's `queue.buffering.max.kbytes` (default 1048576), in bytes.
+fn send_buffer_bytes(config: &ClientConfig) -> u64 {
+    config.get("queue.buffering.max.kbytes").and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(1_048_576) * 1024
 }
 
 /// What every start-up phase reads.
@@ -154,7 +224,7 @@ struct Workers {
 
 impl Workers {
     /// Producers first: the loop guard needs the target's cluster id.
-    fn start(target: &Target, flows: &[&Flow], env: &Env<'_>) -> Result<Workers, StartError> {
+    fn start(target: &Target, flows: &[&Flow], plan: &Plan, env: &Env<'_>) -> Result<Workers, StartError> {
         let settings = &target.settings;
         let mut config = settings.client_config();
         // Where the topic sync makes this target's topics like the source,
@@ -168,7 +238,10 @@ impl Workers {
             config.set("allow.auto.create.topics", "false");
         }
         let cluster = format!("target cluster {} ({})", settings.bootstrap, target.origin);
-        let context = |abort_on_send_failure: bool, partitioner| DeliveryContext {
+        let indexed: Vec<(usize, &Flow)> = flows.iter().map(|f| (plan.flows.iter().position(|g| std::ptr::eq(g, *f)).unwrap_or(0), *f)).collect();
+        let capacity = send_buffer_bytes(&config);
+        let context = |abort_on_send_failure: bool, partitioner, w: usize| DeliveryContext {
+            client: env.metrics.producer_client(producer_client_id(&indexed, w), capacity),
             metrics: env.metrics.clone(),
             shutdown: env.shutdown.clone(),
             abort_on_send_failure,
@@ -181,9 +254,9 @@ impl Workers {
         };
         let mut producers = Vec::new();
         let mut channels = Vec::new();
-        for _ in 0..env.shape.producers {
+        for w in 0..env.shape.producers {
             let partitioner = settings.byte_array_partitioner.then_some(crate::plan::partitioner::ByteArrayPartitioner);
-            let ctx = context(env.shape.abort_on_send_failure, partitioner);
+            let ctx = context(env.shape.abort_on_send_failure, partitioner, w);
             let p: TargetProducer = pipeline::producer::create(&config, ctx).map_err(cannot_create(&settings.path, Client::TargetProducer))?;
             producers.push(p);
             channels.push(lane(queue_bound(env.shape)));
@@ -222,6 +295,7 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
     let mut txn_specs = Vec::new();
     for flow in flows {
         let si = plan.flows.iter().position(|f| std::ptr::eq(f, *flow)).unwrap_or(0);
+        env.metrics.health.stage(format!("starting flow {} from source cluster {} ({})", flow.name, si, flow.source.bootstrap));
         let topic_sync = topic_sync(flow)?;
         let Some(side) = workers.side.start_flow(flow, topic_sync.as_ref(), env.shape.commit_interval, env.metrics, env.shutdown)? else {
             return Ok(None);
@@ -236,6 +310,8 @@ fn start_streams(plan: &Plan, flows: &[&Flow], workers: &mut Workers, env: &Env<
                 let ctx = StreamContext {
                     name: name.clone(),
                     source_index: si,
+                    task: j,
+                    client: env.metrics.stream_client(si, j),
                     lag_from_log_start: flow.source.get("auto.offset.reset") == Some("earliest"),
                     tracker: OffsetTracker::new(),
                     outbox: Mutex::new(Outbox::new(senders.clone(), queue_bound(env.shape), WAIT_FOR_ROOM, env.metrics.clone())),
@@ -432,6 +508,9 @@ fn preflight(flow: &Flow, si: usize, consumer: &SourceConsumer, workers: &mut Wo
     if !flow.side_effects.provenance {
         return Ok(Preflight::Go(None));
     }
+    let waiting =
+        format!("waiting for the cluster ids the provenance header needs (source cluster {si}: {}; the target: {})", flow.source.bootstrap, target.bootstrap);
+    env.metrics.health.stage(waiting);
     let Some(sid) = wait_cluster_id(&format!("source cluster {si} ({})", flow.source.bootstrap), source_id, || cluster_id(consumer.client()), env.shutdown)
     else {
         return Ok(Preflight::Stopped);

@@ -34,6 +34,7 @@ use crate::front::{mm2, translate};
 use crate::kafka::groups::{self, GroupError, GroupOffset};
 use crate::kafka::settings::{ClientSettings, Role};
 use crate::kafka::topic_reader::{self, Partitions, ReadError};
+use crate::ops::health::utc;
 use crate::ops::shutdown::ExitStatus;
 
 /// The first word of the command line that selects this command.
@@ -301,23 +302,6 @@ fn report(found: &Checkpoints, current: &BTreeMap<(String, i32), i64>, topic: &s
     lines
 }
 
-/// Epoch milliseconds as an ISO 8601 UTC time (days to civil date after
-/// Howard Hinnant's algorithm; no calendar crate needed for one line).
-fn utc(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
-}
-
 fn translate_offsets(args: &Args, out: &mut impl std::io::Write) -> Result<(), FailoverError> {
     let (settings, cluster) = target_settings(args)?;
     let consumer = groups::admin_consumer(&connection_config(&settings)).map_err(kafka(format!("make a client for {cluster}")))?;
@@ -405,13 +389,6 @@ mod tests {
         let lines = report(&found, &current, "A.checkpoints.internal", "c", "g");
         assert_eq!(lines[1..], ["A.t 0 10 committed=5", "A.t 1 20 committed=25", "A.t 2 30 committed=none"]);
         assert!(lines[0].starts_with("# group g: 3 partition(s) from A.checkpoints.internal partition 0 on c"), "{}", lines[0]);
-    }
-
-    #[test]
-    fn utc_formats_epoch_milliseconds() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(utc(1_735_689_599_999), "2024-12-31T23:59:59.999Z");
     }
 
     #[test]

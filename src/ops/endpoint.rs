@@ -1,7 +1,9 @@
-//! `--metrics.port`: the counters in Prometheus's text format over HTTP.
+//! `--metrics.port`: the counters in Prometheus's text format over HTTP,
+//! and `GET /health` for probes (Kafka Connect's answer; see `health`).
 //!
 //! A handful of lines of std networking rather than an HTTP crate: the
-//! endpoint serves one read-only page to a scraper, nothing more. It binds
+//! endpoint serves one read-only page to a scraper and one line of JSON to
+//! a probe, nothing more. It binds
 //! to 127.0.0.1 unless `--metrics.bind` says otherwise, so metrics are not
 //! exposed beyond the host by accident.
 //!
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use log::{debug, info, warn};
 
+use crate::ops::health::Health;
 use crate::ops::metrics::Metrics;
 
 /// Connections served at once. A scraper needs one; the rest leaves room for
@@ -44,7 +47,8 @@ const WARN_EVERY: Duration = Duration::from_secs(60);
 /// Binds now (so a taken port fails at start) and serves on a thread.
 pub fn serve(bind: &str, port: u16, metrics: Arc<Metrics>) -> io::Result<()> {
     let listener = TcpListener::bind((bind, port))?;
-    info!("metrics endpoint: http://{}/metrics", listener.local_addr()?);
+    let at = listener.local_addr()?;
+    info!("metrics endpoint: http://{at}/metrics (health: http://{at}/health)");
     let active = Arc::new(AtomicUsize::new(0));
     thread::Builder::new().name("mirrormaker-metrics".into()).spawn(move || {
         let mut busy = Every::new(WARN_EVERY);
@@ -177,7 +181,10 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<String, Refusa
             return Ok(String::from_utf8_lossy(&buf[..from + end]).into_owned());
         }
         if len == buf.len() {
-            return Err(Refusal::Answer("431 Request Header Fields Too Large", "request line and headers are limited to 8 KiB; only GET /metrics is served\n"));
+            return Err(Refusal::Answer(
+                "431 Request Header Fields Too Large",
+                "request line and headers are limited to 8 KiB; only GET /metrics and GET /health are served\n",
+            ));
         }
     }
 }
@@ -199,10 +206,23 @@ fn head_end(bytes: &[u8]) -> Option<usize> {
     })
 }
 
-/// The page for `GET /metrics` (or `/`), 404 for anything else; 500 if
-/// rendering panics, which ends that scrape and nothing more.
+/// The page for `GET /metrics` (or `/`), the health for `GET /health`,
+/// 404 for anything else; 500 if rendering panics, which ends that scrape
+/// and nothing more.
 fn page_for(head: &str, metrics: &Metrics) -> Vec<u8> {
-    page_with(head, || render(metrics))
+    health_for(head, &metrics.health).unwrap_or_else(|| page_with(head, || render(metrics)))
+}
+
+/// `GET /health` (a query string ignored, as Connect's JAX-RS does):
+/// Connect's status code and JSON body; None for any other request.
+fn health_for(head: &str, health: &Health) -> Option<Vec<u8>> {
+    let request = head.lines().next().unwrap_or("");
+    let path = request.split_whitespace().nth(1).unwrap_or("");
+    if !(request.starts_with("GET ") && path.split('?').next() == Some("/health")) {
+        return None;
+    }
+    let report = health.report();
+    Some(response_as(report.status_line(), "application/json", "", &report.json()))
 }
 
 /// [`page_for`] with the page made by `render`.
@@ -210,7 +230,7 @@ fn page_with(head: &str, render: impl FnOnce() -> String) -> Vec<u8> {
     let request = head.lines().next().unwrap_or("");
     let path = request.split_whitespace().nth(1).unwrap_or("");
     if !(request.starts_with("GET ") && (path == "/metrics" || path == "/")) {
-        return response("404 Not Found", "", "only GET /metrics is served\n");
+        return response("404 Not Found", "", "only GET /metrics and GET /health are served\n");
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)) {
         Ok(body) => response("200 OK", "", &body),
@@ -223,7 +243,12 @@ fn page_with(head: &str, render: impl FnOnce() -> String) -> Vec<u8> {
 
 /// One buffer, so the answer leaves in as few segments as the kernel likes.
 fn response(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
-    format!("HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}", body.len())
+    response_as(status, "text/plain; version=0.0.4", extra_headers, body)
+}
+
+/// [`response`] of another content type.
+fn response_as(status: &str, content_type: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+    format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}", body.len())
         .into_bytes()
 }
 
@@ -358,6 +383,22 @@ pub fn render(m: &Metrics) -> String {
     page.single("rebalances_total", "counter", "Partition revocations seen by the consumer streams.", g(&m.rebalances) as f64);
     page.single("gap_offsets_total", "counter", "Source offsets deleted by retention before they were mirrored.", g(&m.gap_offsets) as f64);
     page.single("checkpoints_total", "counter", "Checkpoints of source consumer groups written to the target.", g(&m.checkpoints) as f64);
+    let checkpointed = m.checkpointed.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    page.family(
+        "checkpoint_timestamp_seconds",
+        "gauge",
+        "When the group's checkpoints on the target were last current: the end of the last checkpoint round that read its offsets and whose checkpoints were all acknowledged.",
+        checkpointed.iter().flat_map(|(flow, f)| {
+            let flow = crate::ops::mm2_series::esc(flow);
+            f.groups.iter().map(move |(g, at)| (format!("{{flow=\"{flow}\",group=\"{}\"}}", crate::ops::mm2_series::esc(g)), *at as f64 / 1000.0))
+        }),
+    );
+    page.family(
+        "checkpoint_interval_seconds",
+        "gauge",
+        "How often the flow's checkpoints are emitted (emit.checkpoints.interval.seconds, --checkpoint.interval.ms).",
+        checkpointed.iter().map(|(flow, f)| (format!("{{flow=\"{}\"}}", crate::ops::mm2_series::esc(flow)), f.interval.as_secs_f64())),
+    );
     page.single(
         "group_offsets_synced_total",
         "counter",
@@ -372,6 +413,7 @@ pub fn render(m: &Metrics) -> String {
     );
     page.single("process_resident_memory_bytes", "gauge", "Resident memory of the mirror process.", rss);
     page.single("process_cpu_seconds_total", "counter", "User and system CPU time of the mirror process.", cpu);
+    crate::ops::mm2_series::render(&mut page.0, m);
     page.0
 }
 
@@ -397,6 +439,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_groups_checkpoints_have_a_time_and_forgotten_groups_leave() {
+        let m = Metrics::default();
+        m.groups_checkpointed("A->B", Duration::from_secs(60), &["g1".into(), "we\"ird".into()], 1_700_000_000_000);
+        let page = render(&m);
+        assert!(page.contains("mirror_maker_checkpoint_timestamp_seconds{flow=\"A->B\",group=\"g1\"} 1700000000\n"), "{page}");
+        assert!(page.contains("mirror_maker_checkpoint_timestamp_seconds{flow=\"A->B\",group=\"we\\\"ird\"} 1700000000\n"), "{page}");
+        assert!(page.contains("mirror_maker_checkpoint_interval_seconds{flow=\"A->B\"} 60\n"), "{page}");
+        m.retain_checkpointed_groups("A->B", |g| g == "g1");
+        assert!(!render(&m).contains("ird"), "a forgotten group leaves the page");
+    }
+
+    #[test]
     fn mm2_series_carry_the_flow() {
         let m = Metrics::default();
         m.flow_names.set(vec!["A->B".into(), "B->A".into()]).unwrap();
@@ -419,7 +473,10 @@ mod tests {
         t.acknowledged(2, Some(0), crate::ops::metrics::now_ms());
         Metrics::add(&m.commits, 2);
         Metrics::add(&m.commit_micros, 3_000);
-        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 1, partitions: vec![("orders".into(), 2, 42)] });
+        m.lag
+            .lock()
+            .unwrap()
+            .insert("s".into(), crate::ops::metrics::StreamLag { source: 1, task: 0, partitions: vec![("orders".into(), 2, 42)], fetch: vec![] });
         let page = render(&m);
         assert!(
             page.contains("# TYPE mirror_maker_records_consumed_total counter\nmirror_maker_records_consumed_total{source=\"1\",topic=\"orders\"} 7\n"),
@@ -628,7 +685,10 @@ mod tests {
     #[test]
     fn a_lag_table_poisoned_by_a_panic_elsewhere_does_not_break_later_scrapes() {
         let m = Arc::new(Metrics::default());
-        m.lag.lock().unwrap().insert("s".into(), crate::ops::metrics::StreamLag { source: 0, partitions: vec![("orders".into(), 1, 7)] });
+        m.lag
+            .lock()
+            .unwrap()
+            .insert("s".into(), crate::ops::metrics::StreamLag { source: 0, task: 0, partitions: vec![("orders".into(), 1, 7)], fetch: vec![] });
         m.topic(0, "orders");
         let poisoner = m.clone();
         let _ = thread::spawn(move || {

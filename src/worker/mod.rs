@@ -38,6 +38,7 @@ use crate::engine::mm2::connect_offsets::topic as offsets_topic;
 use crate::front::connect::{self, WorkerConfig};
 use crate::front::properties::ConfigError;
 use crate::kafka::admin::create_compacted;
+use crate::ops::health::{Health, Report};
 use crate::ops::metrics::Metrics;
 use crate::ops::shutdown::{self, ExitStatus, Shutdown};
 use rest::{Api, ApiError, View};
@@ -80,6 +81,9 @@ pub struct Worker {
     /// Held while a connector's offsets change, and by a run's start:
     /// a resume applied meanwhile takes over the changed positions.
     modifying: Mutex<()>,
+    /// `GET /health`: the worker's own, as Connect's (its connectors'
+    /// failures show in their status, not here).
+    health: Health,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -127,13 +131,14 @@ pub fn run(path: &std::path::Path, exit_now: fn(ExitStatus) -> !) -> Result<Exit
     }
     let cluster_id = cluster_id(&client);
     let store = Store::new(&client, s.config_storage_topic.clone(), s.status_storage_topic.clone()).map_err(|e| WorkerError::Start(e.to_string()))?;
-    let worker = Arc::new(Worker { cfg, store: Some(store), connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });
+    let worker = Arc::new(Worker::new(cfg, Some(store), cluster_id, &stop));
     let tail_group = format!("{}.config-reader.{}", worker.cfg.settings.group_id, worker.cfg.worker_id);
     let (w, st) = (worker.clone(), stop.clone());
     let reader = store_of(&worker)
         .tail(&worker.cfg.cluster_reader.client_config(), &tail_group, Arc::new(move || st.stopping()), move |batch| w.apply(batch))
         .map_err(|e| WorkerError::Start(e.to_string()))?;
     serve_listeners(&worker)?;
+    worker.health.running();
     info!("Connect worker {} of group {} started", worker.cfg.worker_id, worker.cfg.settings.group_id);
     while !stop.stopping() {
         std::thread::sleep(Duration::from_millis(200));
@@ -173,6 +178,15 @@ fn cluster_id(client: &rdkafka::ClientConfig) -> String {
 }
 
 impl Worker {
+    /// A worker that has not started its connectors yet; its health
+    /// follows `stop` (unhealthy from the stop signal on).
+    fn new(cfg: WorkerConfig, store: Option<Store>, cluster_id: String, stop: &Arc<Shutdown>) -> Worker {
+        let health = Health::default();
+        health.attach(stop.clone());
+        health.stage("reading its connectors' configs and starting them");
+        Worker { cfg, store, connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()), health }
+    }
+
     /// One record of the config topic, in order.
     /// Takes records of the config topic in log order, then makes each
     /// connector they name match its final state, once.
@@ -361,6 +375,10 @@ impl Api for Worker {
 
     fn names(&self) -> Vec<String> {
         lock(&self.connectors).keys().cloned().collect()
+    }
+
+    fn health(&self) -> Report {
+        self.health.report()
     }
 
     fn view(&self, name: &str) -> Option<View> {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::store::TargetState;
+use crate::ops::health::Report;
 
 /// A connector as the API shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +83,8 @@ pub fn done(reset: bool) -> Value {
 pub trait Api: Send + Sync {
     /// `{"version","commit","kafka_cluster_id"}`.
     fn root(&self) -> Value;
+    /// `GET /health` (KIP-1017): the worker's, not its connectors'.
+    fn health(&self) -> Report;
     fn names(&self) -> Vec<String>;
     fn view(&self, name: &str) -> Option<View>;
     /// Stores the config; Ok(true) when the connector is new.
@@ -195,6 +198,10 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
     let view = |name: &str| api.view(name).ok_or_else(|| ApiError::not_found(name));
     Ok(match (method, segs) {
         ("GET", []) => Response::json(200, api.root()),
+        ("GET", ["health"]) => {
+            let r = api.health();
+            Response::json(r.code, json!({ "status": r.status, "message": r.message }))
+        }
         ("GET", ["connectors"]) => connectors(api, query),
         ("POST", ["connectors"]) => {
             let v = parse_body(body)?;
@@ -270,7 +277,7 @@ fn answer(api: &dyn Api, method: &str, segs: &[&str], query: &str, body: &[u8]) 
             Response::json(200, Value::Array(PLUGINS.iter().map(|c| json!({ "class": c, "type": "source", "version": VERSION })).collect()))
         }
         ("PUT", ["connector-plugins", plugin, "config", "validate"]) => validate(api, plugin, body)?,
-        (_, ["connectors", ..]) | (_, ["connector-plugins", ..]) | (_, []) => return Err(ApiError::new(405, "HTTP 405 Method Not Allowed")),
+        (_, ["connectors", ..]) | (_, ["connector-plugins", ..]) | (_, []) | (_, ["health"]) => return Err(ApiError::new(405, "HTTP 405 Method Not Allowed")),
         _ => return Err(ApiError::new(404, "HTTP 404 Not Found")),
     })
 }

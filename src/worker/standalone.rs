@@ -14,9 +14,8 @@
 //! single process needs no lease, but the plan keeps its own per connector,
 //! which one process always holds.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use log::{info, warn};
@@ -62,12 +61,13 @@ pub fn run(args: &[PathBuf], exit_now: fn(ExitStatus) -> !) -> Result<ExitStatus
     let stop = Shutdown::new(DRAIN_TIMEOUT);
     shutdown::install_signal_handler(stop.clone(), None, exit_now).map_err(|e| WorkerError::Start(format!("cannot install signal handlers: {e}")))?;
     let cluster_id = cluster_id(&cfg.cluster.client_config());
-    let worker = Arc::new(Worker { cfg, store: None, connectors: Mutex::new(BTreeMap::new()), cluster_id, modifying: Mutex::new(()) });
+    let worker = Arc::new(Worker::new(cfg, None, cluster_id, &stop));
     for c in connectors {
         info!("connector {}: created from its file", c.name);
         worker.apply(records_of(c));
     }
     super::serve_listeners(&worker)?;
+    worker.health.running();
     info!(
         "Connect standalone worker {} started; positions in {}",
         worker.cfg.worker_id,

@@ -38,7 +38,7 @@ use crate::engine::mm2::offset_syncs::{FlowSyncs, Outgoing, SyncStore, FOLLOWS_H
 use crate::formats::{Checkpoint, OffsetSync};
 use crate::kafka::admin::create_compacted;
 use crate::kafka::groups::{self, GroupError, GroupOffset};
-use crate::ops::metrics::Metrics;
+use crate::ops::metrics::{CheckpointSent, Metrics};
 use crate::ops::shutdown::Shutdown;
 use crate::plan::handler::Handler;
 use crate::plan::{Checkpointing, Flow};
@@ -224,6 +224,15 @@ fn write_syncs(
 type GroupPartition = (String, String, i32);
 
 /// The latest checkpoint of each (group, target topic, partition): what
+/// One round of checkpoints (`Checkpointer::emit`).
+struct Round {
+    sent: Vec<CheckpointSent>,
+    /// Groups whose offsets were read this round.
+    read: Vec<String>,
+    /// Every listed group's offsets were read.
+    complete: bool,
+}
+
 /// is written again only when it moves forward, or back after the group
 /// rewound on the source, or after the target partition's log went back.
 #[derive(Default)]
@@ -492,13 +501,26 @@ impl Checkpointer {
                     // nothing about any group, so nothing is forgotten then.
                     let listed: std::collections::HashSet<&str> = known.groups().unwrap_or_default().iter().map(String::as_str).collect();
                     let forgotten = last.retain_groups(|g| listed.contains(g));
+                    self.setup.metrics.retain_checkpointed_groups(name, |g| listed.contains(g));
                     if forgotten > 0 {
                         info!("[{name}] {forgotten} group(s) with checkpoints no longer listed on the source (or no longer taken by the groups filter): forgotten, no longer synced");
                     }
                 }
             }
-            let (written, complete) = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
-            producer.flush(Duration::from_secs(10)).unwrap_or_else(|e| warn!("[{name}] checkpoints not all written: {e}"));
+            let Round { sent, read, complete } = self.emit(source.client(), &producer, &cp.topic, known.groups().unwrap_or_default(), &mut last, &mut oldest);
+            let written = sent.len();
+            match producer.flush(Duration::from_secs(10)) {
+                // MirrorMaker 2's checkpoint-latency-ms: from the checkpoint's
+                // timestamp to the target's acknowledgement (here: the flush
+                // that waited for every one of the round's).
+                Ok(()) => {
+                    let spec = &self.setup.spec;
+                    let now = crate::ops::metrics::now_ms();
+                    self.setup.metrics.checkpoints_acked(&spec.source_alias, &spec.target_alias, &sent, now);
+                    self.setup.metrics.groups_checkpointed(name, cp.interval, &read, now);
+                }
+                Err(e) => warn!("[{name}] checkpoints not all written: {e}"),
+            }
             if written > 0 {
                 debug!("[{name}] {written} checkpoints written");
             }
@@ -624,9 +646,11 @@ impl Checkpointer {
         filter.matches(group) && Some(group) != self.setup.own_group.as_deref() && !group.starts_with("mirror-maker.")
     }
 
-    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): how
-    /// many were written, and whether every group's offsets were read
-    /// (into `oldest`, each mirrored partition's oldest position held).
+    /// Checkpoints of the `listed` groups (see [`Self::is_consumer`]): those
+    /// sent, the groups whose offsets were read (their checkpoints are now
+    /// current once the round's are acknowledged), and whether that is every
+    /// group (their positions gathered into `oldest`, each mirrored
+    /// partition's oldest position held).
     fn emit<C: rdkafka::ClientContext>(
         &self,
         source: &rdkafka::client::Client<C>,
@@ -635,9 +659,9 @@ impl Checkpointer {
         listed: &[String],
         last: &mut CheckpointStore,
         oldest: &mut HashMap<(String, i32), i64>,
-    ) -> (usize, bool) {
+    ) -> Round {
         let name = &self.setup.name;
-        let (mut written, mut complete) = (0, true);
+        let (mut sent, mut read, mut complete) = (Vec::new(), Vec::new(), true);
         for group in listed {
             if self.shutdown.stopping() {
                 complete = false;
@@ -653,6 +677,7 @@ impl Checkpointer {
                     continue;
                 }
             };
+            read.push(group.clone());
             let held: std::collections::HashSet<(String, i32)> = committed.iter().filter_map(|o| Some((self.mirrored(&o.topic)?, o.partition))).collect();
             last.retain_for_group(group, |t, p| held.contains(&(t.to_string(), p)));
             for o in committed.iter().filter(|o| self.mirrored(&o.topic).is_some()) {
@@ -667,7 +692,7 @@ impl Checkpointer {
                 match producer.send(BaseRecord::<[u8], [u8]>::to(topic).partition(0).key(&key).payload(&value).timestamp(ts)) {
                     Ok(()) => {
                         last.put(&c, epoch);
-                        written += 1;
+                        sent.push((c.group.clone(), c.topic.clone(), c.partition, ts));
                         Metrics::add(&self.setup.metrics.checkpoints, 1);
                     }
                     Err((e, _)) => warn!("[{name}] checkpoint of group {} not written: {e}", c.group),
@@ -675,7 +700,7 @@ impl Checkpointer {
                 producer.poll(Duration::ZERO);
             }
         }
-        (written, complete)
+        Round { sent, read, complete }
     }
 
     /// `sync.group.offsets.enabled`: each group with checkpoints gets them

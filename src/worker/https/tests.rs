@@ -39,6 +39,9 @@ impl Api for Fake {
     fn names(&self) -> Vec<String> {
         vec!["c".into()]
     }
+    fn health(&self) -> crate::ops::health::Report {
+        crate::ops::health::Health::default().report()
+    }
     fn view(&self, name: &str) -> Option<View> {
         let config = self.put.lock().unwrap().clone();
         Some(View { name: name.into(), config, state: "RUNNING".into(), trace: None, worker_id: "w:1".into() })

@@ -13,6 +13,7 @@ type Entry = (Vec<(String, String)>, TargetState);
 struct Fake {
     connectors: Mutex<BTreeMap<String, Entry>>,
     modified: Mutex<Vec<(String, Option<Vec<super::Entry>>)>>,
+    health: crate::ops::health::Health,
 }
 
 impl Api for Fake {
@@ -21,6 +22,9 @@ impl Api for Fake {
     }
     fn names(&self) -> Vec<String> {
         self.connectors.lock().unwrap().keys().cloned().collect()
+    }
+    fn health(&self) -> Report {
+        self.health.report()
     }
     fn view(&self, name: &str) -> Option<View> {
         let m = self.connectors.lock().unwrap();
@@ -217,4 +221,28 @@ fn offsets_routes_answer_as_connects() {
     assert_eq!(call(&api, "PATCH", "/connectors/nope/offsets", patch).0, 404);
     assert_eq!(call(&api, "POST", "/connectors/mm2/offsets", b"").0, 405);
     assert_eq!(api.modified.lock().unwrap().len(), 2, "refused calls reached nothing");
+}
+
+#[test]
+fn get_health_answers_as_connect_from_start_to_stop() {
+    use crate::ops::shutdown::Shutdown;
+    let api = Fake::default();
+    let stop = Shutdown::new(std::time::Duration::from_secs(1));
+    api.health.attach(stop.clone());
+    api.health.stage("reading its connectors' configs and starting them");
+    let (code, body) = call(&api, "GET", "/health", b"");
+    assert_eq!((code, &body["status"]), (503, &json!("starting")));
+    assert!(body["message"].as_str().unwrap().starts_with("Worker is still starting up. The mirror is currently reading"), "{body}");
+    api.health.running();
+    let (code, body) = call(&api, "GET", "/health", b"");
+    assert_eq!((code, body), (200, json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."})));
+    assert_eq!(
+        route(&api, "GET", "/health", b"").body.unwrap().to_string(),
+        r#"{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}"#
+    );
+    assert_eq!(call(&api, "POST", "/health", b"").0, 405);
+    stop.request_stop();
+    let (code, body) = call(&api, "GET", "/health", b"");
+    assert_eq!((code, &body["status"]), (500, &json!("unhealthy")));
+    assert!(body["message"].as_str().unwrap().contains("shutting down"), "{body}");
 }

@@ -198,9 +198,15 @@ impl Deliveries {
             Metrics::add(&metrics.produced_bytes, bytes);
             Metrics::add(&r.stats.produced, records);
             Metrics::add(&r.stats.produced_bytes, bytes);
-            if let Some(ts) = run.iter().rev().find_map(|d| d.timestamp) {
-                r.stats.acknowledged(r.ack.tp.1, Some(ts), now);
+            // MirrorMaker 2's replication latency: now minus each record's source timestamp.
+            let mut latency = crate::ops::sampled::Batch::default();
+            let mut last = None;
+            for ts in run.iter().filter_map(|d| d.timestamp) {
+                let l = now.saturating_sub(ts).max(0);
+                latency.add(l as f64);
+                last = Some(l);
             }
+            r.stats.acked(r.ack.tp.1, records, &latency, last, now);
         }
         pending.clear();
         t.pending = pending;

@@ -44,6 +44,8 @@ pub struct DeliveryContext {
     /// Since when each target topic awaited so has been found missing: the
     /// wait is per topic, not per record (see [`GONE_TOPIC_WAIT`]).
     pub gone_since: GoneTopics,
+    /// This worker as a Connect source task's producer: its bytes and send buffer.
+    pub client: Arc<crate::ops::metrics::ProducerClient>,
 }
 
 impl DeliveryContext {
@@ -68,13 +70,17 @@ impl ProducerContext<ByteArrayPartitioner> for DeliveryContext {
             // its own instead, which times nothing; a record the source had
             // none for was stamped when sent.
             Ok(msg) => {
+                let bytes = payload_len(msg) as u64;
+                self.client.queued.fetch_sub(bytes as i64, Ordering::Relaxed);
+                Metrics::add(&self.client.bytes, bytes);
                 let timestamp = match msg.timestamp() {
                     Timestamp::CreateTime(ts) => Some(ts),
                     _ => None,
                 };
-                self.deliveries.delivered(opaque, payload_len(msg) as u64, timestamp, msg.offset())
+                self.deliveries.delivered(opaque, bytes, timestamp, msg.offset())
             }
             Err((err, msg)) => {
+                self.client.queued.fetch_sub(payload_len(msg) as i64, Ordering::Relaxed);
                 // Only a record sent alone can have been sent before.
                 let tries = if self.resends.alone.load(Ordering::SeqCst) { self.resends.tries.load(Ordering::SeqCst) } else { 0 };
                 self.failed(opaque, err, msg, tries);

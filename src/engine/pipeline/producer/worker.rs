@@ -216,7 +216,10 @@ impl Worker<'_> {
                 (None, None) => unreachable!("a record not produced directly is built above"),
             };
             match result {
-                Ok(()) => return,
+                Ok(()) => {
+                    ctx.client.queued.fetch_add(size as i64, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
                 Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
                     if let Retry::Settled = self.wait_for_room(opaque, &mut backoff) {
                         return;
@@ -467,6 +470,7 @@ impl Worker<'_> {
             ctx.refused_at_send(self.producer, r.opaque, &r.topic, r.size(), &err);
             return Deadline::Met;
         }
+        ctx.client.queued.fetch_add(r.size() as i64, Ordering::Relaxed);
         self.settle_all()
     }
 }

@@ -58,6 +58,10 @@ pub struct StreamContext {
     pub name: String,
     /// Index of this stream's `--consumer.config`, for metric labels.
     pub source_index: usize,
+    /// The stream's index within its flow (MirrorMaker 2's task number).
+    pub task: usize,
+    /// Its bytes read, as MirrorMaker 2's replication consumer's.
+    pub client: Arc<crate::ops::metrics::StreamClient>,
     /// auto.offset.reset=earliest: a partition with no commit yet lags by
     /// its whole log, which is what a restart would read again.
     pub lag_from_log_start: bool,

@@ -416,7 +416,15 @@ impl Control {
         let ctx = self.consumer.context();
         let ours = ctx.tracker.committed_offsets();
         let paused_ends = &self.paused_ends;
+        // The stream's read position (librdkafka's, no request), for the
+        // lag as Java's consumer measures it (`records-lag`).
+        let positions: FxHashMap<(String, i32), i64> = self
+            .consumer
+            .position()
+            .map(|l| l.elements().iter().filter_map(|e| Some(((e.topic().to_string(), e.partition()), e.offset().to_raw().filter(|o| *o >= 0)?))).collect())
+            .unwrap_or_default();
         let mut partitions = Vec::new();
+        let mut fetch = Vec::new();
         for e in assigned.elements() {
             let tp: Tp = (Arc::from(e.topic()), e.partition());
             let Some((lo, hi)) = crate::kafka::client::cached_watermarks(self.consumer.client(), e.topic(), e.partition()) else { continue };
@@ -430,9 +438,11 @@ impl Control {
                 None if ctx.lag_from_log_start && lo >= 0 && hi >= lo => hi - lo,
                 None => continue,
             };
+            let read = positions.get(&(e.topic().to_string(), e.partition())).copied();
+            fetch.push(read.filter(|r| hi >= *r).map_or(lag, |r| hi - r));
             partitions.push((e.topic().to_string(), e.partition(), lag));
         }
-        ctx.metrics.lag().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, partitions });
+        ctx.metrics.lag().insert(self.spec.name.clone(), StreamLag { source: ctx.source_index, task: ctx.task, partitions, fetch });
     }
 
     /// Asks the source for the ends of the partitions paused now, every
