@@ -270,6 +270,7 @@ fn shows_the_series_issue_31_asks_for() {
         "mirror_maker_replication_latency_seconds",
         "kafka_connect_mirror_mirrorsourceconnector_record_age_ms_avg",
         "kafka_connect_mirror_mirrorcheckpointconnector_checkpoint_latency_ms",
+        "mirror_maker_checkpoint_timestamp_seconds",
         "mirror_maker_records_dropped_total",
         "mirror_maker_rebalances_total",
         "mirror_maker_commit_failures_total",
