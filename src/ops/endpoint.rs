@@ -351,6 +351,12 @@ pub fn render(m: &Metrics) -> String {
         m.partition_lags().into_iter().map(|(s, t, p, lag)| (format!("{{{},topic=\"{t}\",partition=\"{p}\"}}", m.source_labels(s)), lag as f64)),
     );
     page.family(
+        "unread_records",
+        "gauge",
+        "Source end offset minus the stream's read position, per owned partition: records not read yet (Java's records-lag); 0 once caught up, commits or not.",
+        m.unread_lags().into_iter().map(|(s, t, p, lag)| (format!("{{{},topic=\"{t}\",partition=\"{p}\"}}", m.source_labels(s)), lag as f64)),
+    );
+    page.family(
         "replication_latency_seconds",
         "gauge",
         "Time from the source record's timestamp to the target's acknowledgement, for the latest acknowledged record of the partition.",

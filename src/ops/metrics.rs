@@ -523,6 +523,18 @@ impl Metrics {
         v
     }
 
+    /// (source, topic, partition, end offset minus read position) over
+    /// every stream, sorted; the committed lag where a stream gave no position.
+    pub fn unread_lags(&self) -> Vec<(usize, String, i32, i64)> {
+        let lag = self.lag();
+        let mut v: Vec<_> = lag
+            .values()
+            .flat_map(|s| s.partitions.iter().enumerate().map(move |(i, (t, p, l))| (s.source, t.clone(), *p, s.fetch.get(i).copied().unwrap_or(*l))))
+            .collect();
+        v.sort();
+        v
+    }
+
     pub fn stats_start(&self) -> StatsState {
         StatsState {
             at: Instant::now(),
