@@ -896,6 +896,7 @@ fn dashboards_show_the_mirror(mode: Mode) {
     let group = CommittingGroup::join(&app, &topic);
     mirror.wait_for_log(&format!("metrics endpoint: http://127.0.0.1:{metrics}/metrics"));
     let prom = Prometheus::start(&[metrics]);
+    let scraped_from = unix_now();
 
     let mut checks =
         vec![Check { panel: "[scrape] the mirror's target is up".into(), query: Query::PromQl(r#"up{job="mirror-maker"}"#.into()), expect: Expect::Up(1) }];
@@ -951,6 +952,12 @@ fn dashboards_show_the_mirror(mode: Mode) {
         }
     }
 
+    // The README's picture is drawn by this renderer from data like this:
+    // every panel of our dashboard must have data from a real server.
+    if let Err(e) = picture_from(&prom, scraped_from, mode) {
+        report.push(format!("{mode:?} mode: the dashboard picture from this run: {e}"));
+    }
+
     drop(group);
     drop(prom);
     let code = mirror.stop();
@@ -959,6 +966,35 @@ fn dashboards_show_the_mirror(mode: Mode) {
     }
     assert!(report.is_empty(), "{}\n(mirror log: {})", report.join("\n\n"), mirror.log.display());
     assert_eq!(code, 0, "mirror-maker's exit status after SIGTERM; log:\n{}", mirror.output());
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `scripts/dashboard-picture render` over the run's data: it must draw
+/// a PNG with no panel left without data.
+fn picture_from(prom: &Prometheus, from: f64, mode: Mode) -> Result<(), String> {
+    let out = std::env::temp_dir().join(unique("dashboard")).with_extension("png");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/dashboard-picture");
+    let run = Command::new(script)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["render", "--prometheus", &prom.url, "--start", &format!("{from:.0}"), "--end", &format!("{:.0}", unix_now())])
+        .args(["--step", "2", "--scrape-interval", "1", "--out"])
+        .arg(&out)
+        .output()
+        .map_err(|e| format!("cannot run {script}: {e}"))?;
+    let text = String::from_utf8_lossy(&run.stderr).into_owned();
+    let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(&out);
+    if !run.status.success() || size < 10_000 {
+        return Err(format!("exit {:?}, PNG of {size} bytes:\n{text}", run.status.code()));
+    }
+    let empty: Vec<&str> = text.lines().filter(|l| l.contains("no data for panel")).collect();
+    if !empty.is_empty() {
+        return Err(format!("panels without data in {mode:?} mode:\n{}", empty.join("\n")));
+    }
+    Ok(())
 }
 
 /// MM1 mode (`--consumer.config`/`--producer.config`/`--whitelist`), as
