@@ -120,6 +120,18 @@ fn check_value(file: &PropertiesFile, at: &str, p: &Property, msgs: &mut Message
     Ok(())
 }
 
+/// A target cluster of the file, for an example: the target of its first
+/// enabled flow, else the first alias.
+fn example_target<'a>(file: &'a PropertiesFile, first: &'a str) -> &'a str {
+    file.props
+        .iter()
+        .find_map(|q| {
+            let (_, target) = q.key.strip_suffix(".enabled")?.split_once("->")?;
+            java_trim(&q.value).eq_ignore_ascii_case("true").then_some(target)
+        })
+        .unwrap_or(first)
+}
+
 fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[String], msgs: &mut Messages) -> Result<(), ConfigError> {
     let key = p.key.as_str();
     let first = aliases.first().map_or("A", String::as_str);
@@ -151,7 +163,8 @@ fn top_level_key(file: &PropertiesFile, at: &str, p: &Property, aliases: &[Strin
             "{at}: {key} is ignored at top level: Java keeps only keys of the MirrorMaker connectors' ConfigDefs there; write <source>-><target>.{key} for each flow"
         )),
         _ if WORKER_KEYS.contains(&key) => msgs.warn(format!(
-            "{at}: {key} is ignored at top level: Java reads Connect worker settings per target cluster; write <target>.{key} (e.g. {first}.{key})"
+            "{at}: {key} is ignored at top level: Java reads Connect worker settings per target cluster; write <target>.{key} (e.g. {}.{key})",
+            example_target(file, first)
         )),
         _ if is_role_prefixed(key) => {
             let (role, k) = key.split_once('.').unwrap_or((key, ""));
