@@ -354,7 +354,7 @@ pub fn render(m: &Metrics) -> String {
         "unread_records",
         "gauge",
         "Source end offset minus the stream's read position, per owned partition: records not read yet (Java's records-lag); 0 once caught up, commits or not.",
-        m.unread_lags().into_iter().map(|(s, t, p, lag)| (format!("{{{},topic=\"{t}\",partition=\"{p}\"}}", m.source_labels(s)), lag as f64)),
+        m.unread_lags().into_iter().map(|(s, _, t, p, lag)| (format!("{{{},topic=\"{t}\",partition=\"{p}\"}}", m.source_labels(s)), lag as f64)),
     );
     page.family(
         "replication_latency_seconds",

@@ -157,7 +157,8 @@ impl TopicMetrics {
     }
 
     /// The target acknowledged, at `now`, one record of `partition` written
-    /// at `timestamp_ms`.
+    /// at `timestamp_ms` (the workers acknowledge whole rounds, [`Self::acked`]).
+    #[cfg(test)]
     pub fn acknowledged(&self, partition: i32, timestamp_ms: Option<i64>, now: i64) {
         let mut latency = Batch::default();
         let last = timestamp_ms.map(|ts| now.saturating_sub(ts).max(0));
@@ -523,13 +524,15 @@ impl Metrics {
         v
     }
 
-    /// (source, topic, partition, end offset minus read position) over
-    /// every stream, sorted; the committed lag where a stream gave no position.
-    pub fn unread_lags(&self) -> Vec<(usize, String, i32, i64)> {
+    /// (source, task, topic, partition, end offset minus read position)
+    /// over every stream, sorted; the committed lag where a stream gave no
+    /// position. Both `mirror_maker_unread_records` and MirrorMaker 2's
+    /// `records-lag` (per task) are these.
+    pub fn unread_lags(&self) -> Vec<(usize, usize, String, i32, i64)> {
         let lag = self.lag();
         let mut v: Vec<_> = lag
             .values()
-            .flat_map(|s| s.partitions.iter().enumerate().map(move |(i, (t, p, l))| (s.source, t.clone(), *p, s.fetch.get(i).copied().unwrap_or(*l))))
+            .flat_map(|s| s.partitions.iter().enumerate().map(move |(i, (t, p, l))| (s.source, s.task, t.clone(), *p, s.fetch.get(i).copied().unwrap_or(*l))))
             .collect();
         v.sort();
         v

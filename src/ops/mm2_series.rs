@@ -145,14 +145,7 @@ fn checkpoint_connector(out: &mut Out<'_>, m: &Metrics, now: i64) {
 fn clients(out: &mut Out<'_>, m: &Metrics) {
     let name = "kafka_consumer_fetch_manager_records_lag";
     out.family(name, "gauge", "The latest lag of the partition (source end offset minus the read position).");
-    // The read position's lag where the stream reported it, else the committed one's.
-    let mut lags: Vec<(usize, usize, String, i32, i64)> = m
-        .lag()
-        .values()
-        .flat_map(|s| s.partitions.iter().enumerate().map(move |(i, (t, p, l))| (s.source, s.task, t.clone(), *p, s.fetch.get(i).copied().unwrap_or(*l))))
-        .collect();
-    lags.sort();
-    for (source, task, topic, p, lag) in lags {
+    for (source, task, topic, p, lag) in m.unread_lags() {
         let id = consumer_client_id(&m.flow_labels(source), task);
         out.line(name, &labels(&[("clientid", &id), ("topic", &topic), ("partition", &p.to_string())]), lag as f64);
     }
